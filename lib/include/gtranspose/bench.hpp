@@ -1,0 +1,52 @@
+// Benchmarks: in-memory timings of transposers beside a copy of the same size
+// measured in the same run. GB/s counts bytes read plus bytes written.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gtranspose/types.hpp"
+
+namespace gt {
+
+struct BenchOptions {
+  Shape shape{16384, 16384};
+  DType dtype = DType::f32;
+  std::string kernel = "all";  // CUDA: a registry name, "all", or "auto"
+  int reps = 50;               // timed repetitions (after warm-up)
+  int warmup = 5;
+  int threads = 0;             // CPU bench threads (0: hardware concurrency)
+  std::uint64_t seed = 12345;
+  bool peers = true;           // CUDA: include cuBLAS / cuBLASLt rows
+  // CUDA sweeps (--sweep): square sizes 2^lo..2^hi per side, and block shapes.
+  bool sweep = false;
+  int sweep_lo = 8, sweep_hi = 15;
+};
+
+struct BenchRow {
+  std::string name;       // kernel or peer ("copy", "padded", "cublasSgeam", "memcpy", "cpu-blocked")
+  std::string dtype;      // "f32" ...
+  Shape shape;            // input shape
+  std::string config;     // e.g. block shape "32x8" in sweeps; "" otherwise
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  double gbps = 0;        // (read + write bytes) / median time
+  double pct_of_copy = 0; // gbps / reference copy's gbps * 100
+  bool verified = false;
+  std::string note;       // why a row was skipped or failed verification
+};
+
+struct BenchResult {
+  std::string device;     // "NVIDIA H100 80GB HBM3" or "CPU, 16 threads"
+  std::string reference;  // the name of the row that pct_of_copy divides by
+  std::uint64_t seed = 0;
+  std::vector<BenchRow> rows;
+};
+
+BenchResult run_cpu_bench(const BenchOptions& opts);
+// Throws gt::Error(no_device) without a GPU, gt::Error(usage) without CUDA support.
+BenchResult run_cuda_bench(const BenchOptions& opts);
+
+std::string format_bench(const BenchResult& r);  // a fixed-width table
+std::string bench_json(const BenchResult& r);
+
+}  // namespace gt

@@ -1,0 +1,50 @@
+// The report every run ends with, and its JSON form.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gtranspose/types.hpp"
+
+namespace gt {
+
+// One pipeline stage: busy time (summed over the threads that ran it) and bytes.
+struct StageStat {
+  std::string name;  // "read", "h2d", "kernel", "d2h", "write", "transpose"
+  double busy_s = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct RunReport {
+  std::string engine;   // "cpu" or "cuda"
+  std::string kernel;   // CUDA kernel name, or the CPU transposer's
+  std::string mode;     // "out-of-place" or "in-place"
+  std::string input, output;
+  Shape shape;          // the input's shape
+  std::size_t elem_size = 0;
+  std::uint64_t bytes = 0;         // matrix bytes
+  std::uint64_t tiles = 0;         // tiles (or tile pairs) processed
+  Shape tile_shape;
+  int threads = 0;
+  double wall_s = 0;
+  std::vector<StageStat> stages;
+  double kernel_gbps = 0;          // kernel's own bandwidth (read + write), 0 if n/a
+  std::uint64_t host_mem_budget = 0, host_mem_peak = 0;    // bytes
+  std::uint64_t device_mem_budget = 0, device_mem_peak = 0;
+  std::vector<std::string> notes;  // e.g. "no GPU found: using the CPU engine"
+
+  // End-to-end: matrix bytes / wall time, in GB/s (1e9 bytes).
+  double gbps() const { return wall_s > 0 ? double(bytes) / wall_s / 1e9 : 0; }
+  StageStat& stage(const std::string& name);  // finds or appends
+};
+
+std::string format_report(const RunReport& r);  // human-readable, several lines
+std::string report_json(const RunReport& r);
+
+// Minimal JSON helpers shared by the reports and the benches.
+std::string json_escape(const std::string& s);
+
+// Peak resident set size of this process so far (VmHWM), in bytes; 0 if unknown.
+std::uint64_t peak_rss_bytes();
+
+}  // namespace gt

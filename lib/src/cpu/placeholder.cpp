@@ -1,0 +1,1 @@
+// placeholder: delete once this area has real sources

@@ -1,1 +1,228 @@
-int main() { return 0; }
+// gtranspose: the command line. It parses, calls the library, prints; the
+// work lives in lib/. Every error is one line on stderr and an exit code:
+// 2 for usage errors, 1 for runtime errors, 0 for success.
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <string>
+
+#include "gtranspose/bench.hpp"
+#include "gtranspose/cuda.hpp"
+#include "gtranspose/error.hpp"
+#include "gtranspose/job.hpp"
+#include "gtranspose/sizes.hpp"
+#include "gtranspose/tempfile.hpp"
+
+namespace {
+
+// SIGINT/SIGTERM: remove every temporary output, then die of the signal so
+// the parent sees how we ended. Only async-signal-safe calls here.
+extern "C" void on_signal(int sig) {
+  gt::remove_temp_files_signal_safe();
+  static const char msg[] = "\ngtranspose: interrupted: partial output removed\n";
+  ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)ignored;
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+// A progress line on stderr, only on a terminal, only once a job has run for
+// a second, at most ten updates a second, cleared when done.
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO)) {}
+  ~Progress() { clear(); }
+  void update(std::uint64_t done, std::uint64_t total) {
+    if (!enabled_ || total == 0) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    double f = double(done) / double(total);
+    double s = std::chrono::duration<double>(now - start_).count();
+    int width = 30, fill = int(f * width);
+    std::fprintf(stderr, "\r[%s%s] %5.1f%% %s / %s, %.2f GB/s ", std::string(fill, '#').c_str(),
+                 std::string(width - fill, '.').c_str(), f * 100, gt::format_bytes(done).c_str(),
+                 gt::format_bytes(total).c_str(), s > 0 ? double(done) / s / 1e9 : 0.0);
+    shown_ = true;
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shown_) std::fprintf(stderr, "\r%80s\r", "");
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  std::mutex mu_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
+};
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw gt::Error(gt::ErrorKind::output, "cannot write --json file " + path);
+  f << text;
+  if (!f.flush()) throw gt::Error(gt::ErrorKind::output, "cannot write --json file " + path);
+}
+
+std::string kernel_help() {
+  std::string h = "CUDA kernel: auto (fastest for the element size)";
+  auto ks = gt::list_kernels();
+  if (!ks.empty()) {
+    h += " or one of:";
+    for (const auto& k : ks)
+      if (k.kind == "transpose") h += " " + k.name;
+  }
+  return h + "; --list-kernels describes them";
+}
+
+int fail(const std::string& msg, int code) {
+  std::cerr << "gtranspose: " << msg << "\n";
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "gtranspose: transpose matrices too large for the GPU and for RAM.\n"
+      "  gtranspose IN OUT [options]          out of place\n"
+      "  gtranspose IN --in-place [options]   square matrices, inside the file\n"
+      "  gtranspose --bench [options]         kernel bandwidth table\n"
+      "Formats by extension: .h5/.hdf5 (FILE.h5:/group/dataset), .npy, anything else raw (needs --shape, --dtype).",
+      "gtranspose"};
+  std::string in, out, shape, dtype, engine = "auto", kernel = "auto", json, host_mem, device_mem, chunk;
+  bool in_place = false, force = false, quiet = false, list = false, bench = false, no_peers = false, sweep = false,
+       version = false;
+  int threads = 0, streams = 0, reps = 50, warmup = 5;
+  std::uint64_t seed = 12345;
+
+  app.add_option("IN", in, "input matrix (FILE, FILE.h5:/dataset)");
+  app.add_option("OUT", out, "output matrix, written under a temporary name and renamed when complete");
+  app.add_flag("--in-place", in_place, "transpose a square matrix inside its own file");
+  app.add_option("--shape", shape, "ROWSxCOLS of a raw input (or of the --bench matrix)");
+  app.add_option("--dtype", dtype, "element type of a raw input or of --bench: " + gt::dtype_names());
+  app.add_option("--engine", engine, "auto (cuda where a GPU exists, else cpu), cuda or cpu");
+  app.add_option("--kernel", kernel, kernel_help());
+  app.add_flag("--list-kernels", list, "list the CUDA kernels and exit");
+  app.add_flag("-f,--force", force, "replace an existing output");
+  app.add_option("--json", json, "also write the report (or bench table) as JSON to this file");
+  app.add_flag("-q,--quiet", quiet, "print nothing but errors");
+  app.add_option("--host-mem", host_mem, "host memory budget, e.g. 512M, 8GiB (default: a quarter of RAM, <= 16 GiB)");
+  app.add_option("--device-mem", device_mem, "device memory budget, e.g. 2G (default: half the free memory, <= 4 GiB)");
+  app.add_option("--chunk", chunk, "elements per tile, overriding the planner (K/M/G suffixes)");
+  app.add_option("--threads", threads, "CPU threads (default: all cores)");
+  app.add_option("--streams", streams, "CUDA streams (default: the engine's)");
+  app.add_flag("--bench", bench, "time kernels in memory beside a copy of the same size");
+  app.add_option("--reps", reps, "--bench: timed repetitions (median reported)");
+  app.add_option("--warmup", warmup, "--bench: untimed warm-up runs");
+  app.add_option("--seed", seed, "--bench: seed of the position pattern");
+  app.add_flag("--no-peers", no_peers, "--bench: leave out cuBLAS and cuBLASLt");
+  app.add_flag("--sweep", sweep, "--bench: sweep sizes 2^8..2^15 per side and block shapes");
+  app.add_flag("-V,--version", version, "print the version and exit");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return fail(std::string(e.what()) + " (see gtranspose --help)", 2);
+  }
+
+  try {
+    if (version) {
+      std::cout << "gtranspose 0.1.0 (" << (gt::built_with_cuda() ? "CUDA" : "CPU-only") << " build)\n";
+      return 0;
+    }
+    if (list) {
+      auto ks = gt::list_kernels();
+      if (ks.empty()) return fail("this gtranspose was built without CUDA: no kernels to list", 1);
+      for (const auto& k : ks) std::printf("  %-22s %-10s %s\n", k.name.c_str(), k.kind.c_str(), k.description.c_str());
+      return 0;
+    }
+
+    const std::uint64_t host_bytes = host_mem.empty() ? 0 : gt::parse_size(host_mem);
+    const std::uint64_t device_bytes = device_mem.empty() ? 0 : gt::parse_size(device_mem);
+    const std::uint64_t chunk_elems = chunk.empty() ? 0 : gt::parse_size(chunk);
+    if (!host_mem.empty() && host_bytes < (std::uint64_t(1) << 20))
+      throw gt::Error(gt::ErrorKind::usage, "--host-mem " + host_mem + " is too small: give at least 1M");
+    if (threads < 0 || streams < 0 || reps < 1 || warmup < 0)
+      throw gt::Error(gt::ErrorKind::usage, "--threads, --streams and --warmup take numbers >= 0, --reps >= 1");
+    std::optional<gt::DType> dt;
+    if (!dtype.empty()) {
+      dt = gt::parse_dtype(dtype);
+      if (!dt) throw gt::Error(gt::ErrorKind::usage, "unknown --dtype '" + dtype + "': use one of " + gt::dtype_names());
+    }
+    gt::EngineChoice eng = gt::parse_engine(engine);
+
+    if (bench) {
+      if (!in.empty()) throw gt::Error(gt::ErrorKind::usage, "--bench takes no files: give --shape and --dtype");
+      gt::BenchOptions b;
+      if (!shape.empty()) b.shape = gt::parse_shape(shape);
+      if (dt) b.dtype = *dt;
+      b.kernel = kernel == "auto" && !app.count("--kernel") ? "all" : kernel;
+      b.reps = reps;
+      b.warmup = warmup;
+      b.threads = threads;
+      b.seed = seed;
+      b.peers = !no_peers;
+      b.sweep = sweep;
+      gt::EngineDecision d = gt::decide_engine(eng);
+      if (!d.note.empty() && !quiet) std::cerr << "gtranspose: " << d.note << "\n";
+      gt::BenchResult r = d.engine == gt::EngineChoice::cuda ? gt::run_cuda_bench(b) : gt::run_cpu_bench(b);
+      if (!quiet) std::cout << gt::format_bench(r);
+      if (!json.empty()) write_text_file(json, gt::bench_json(r));
+      for (const auto& row : r.rows)
+        if (!row.verified && row.note.find("skipped") == std::string::npos && row.note.find("not supported") == std::string::npos)
+          return fail("bench: " + row.name + " produced a wrong result: " + row.note, 1);
+      return 0;
+    }
+
+    if (in.empty()) throw gt::Error(gt::ErrorKind::usage, "no input given: gtranspose IN OUT (see gtranspose --help)");
+    gt::JobOptions job;
+    job.input = in;
+    job.output = out;
+    job.in_place = in_place;
+    if (!shape.empty()) job.open.shape = gt::parse_shape(shape);
+    job.open.dtype = dt;
+    job.sink.force = force;
+    job.engine = eng;
+    job.run.host_mem = host_bytes;
+    job.run.device_mem = device_bytes;
+    job.run.chunk_elems = chunk_elems;
+    job.run.threads = threads;
+    job.run.streams = streams;
+    job.run.kernel = kernel;
+    Progress progress(!quiet);
+    job.run.progress = [&](std::uint64_t d, std::uint64_t t) { progress.update(d, t); };
+
+    install_signal_handlers();
+    gt::RunReport r = gt::run_job(job);
+    progress.clear();
+    if (!quiet) std::cout << gt::format_report(r);
+    if (!json.empty()) write_text_file(json, gt::report_json(r));
+    return 0;
+  } catch (const gt::Error& e) {
+    return fail(e.what(), e.exit_code());
+  } catch (const std::exception& e) {
+    return fail(e.what(), 1);
+  }
+}

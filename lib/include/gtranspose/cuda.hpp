@@ -20,3 +20,13 @@ struct KernelListing {
 std::vector<KernelListing> list_kernels();  // empty in a CPU-only build
 
 }  // namespace gt
+
+namespace gt {
+
+// The CUDA engine: tiles through the GPU with the named kernel (opts.kernel;
+// "auto" = the fastest for the element size). Throws gt::Error(no_device)
+// without a GPU and gt::Error(usage) for an unknown kernel.
+RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts);
+RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts);
+
+}  // namespace gt

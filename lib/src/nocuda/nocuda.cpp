@@ -18,3 +18,14 @@ BenchResult run_cuda_bench(const BenchOptions&) {
 }
 
 }  // namespace gt
+
+namespace gt {
+
+RunReport run_cuda(Source&, Sink&, const RunOptions&) {
+  throw Error(ErrorKind::no_device, "this gtranspose was built without CUDA: use --engine cpu");
+}
+RunReport run_cuda_inplace(InplaceMatrix&, const RunOptions&) {
+  throw Error(ErrorKind::no_device, "this gtranspose was built without CUDA: use --engine cpu");
+}
+
+}  // namespace gt

@@ -1,0 +1,75 @@
+#include "gtranspose/job.hpp"
+
+#include <sys/stat.h>
+
+#include <chrono>
+
+#include "gtranspose/cuda.hpp"
+#include "gtranspose/error.hpp"
+#include "gtranspose/sizes.hpp"
+
+namespace gt {
+
+EngineChoice parse_engine(const std::string& name) {
+  if (name == "auto") return EngineChoice::automatic;
+  if (name == "cuda" || name == "gpu") return EngineChoice::cuda;
+  if (name == "cpu") return EngineChoice::cpu;
+  throw Error(ErrorKind::usage, "unknown engine '" + name + "': use auto, cuda or cpu");
+}
+
+EngineDecision decide_engine(EngineChoice requested) {
+  if (requested == EngineChoice::cpu) return {EngineChoice::cpu, ""};
+  std::string why;
+  int n = cuda_device_count(&why);
+  if (n > 0) return {EngineChoice::cuda, ""};
+  if (requested == EngineChoice::cuda)
+    throw Error(ErrorKind::no_device, "--engine cuda: " + why + "; use --engine cpu (or auto) on this machine");
+  return {EngineChoice::cpu, why + ": using the CPU engine"};
+}
+
+namespace {
+
+void check_request(const JobOptions& o) {
+  if (o.input.empty()) throw Error(ErrorKind::usage, "no input given: gtranspose IN OUT, or gtranspose IN --in-place");
+  if (o.in_place && !o.output.empty())
+    throw Error(ErrorKind::usage, "--in-place takes no output file: drop OUT, or drop --in-place");
+  if (!o.in_place && o.output.empty())
+    throw Error(ErrorKind::usage, "no output given: gtranspose IN OUT, or gtranspose IN --in-place for a square matrix");
+  if (!o.in_place && same_file(o.input, o.output))
+    throw Error(ErrorKind::usage, "OUT is the same file as IN: name another output, or use --in-place (square matrices)");
+}
+
+}  // namespace
+
+RunReport run_job(const JobOptions& opts) {
+  check_request(opts);
+  EngineDecision engine = decide_engine(opts.engine);
+  RunOptions run = opts.run;
+  if (run.host_mem == 0) run.host_mem = default_host_budget();
+
+  RunReport report;
+  if (opts.in_place) {
+    auto m = open_inplace(opts.input, opts.open);
+    report = engine.engine == EngineChoice::cuda ? run_cuda_inplace(*m, run) : run_cpu_inplace(*m, run);
+    m->flush();
+    report.input = report.output = m->describe();
+  } else {
+    auto src = open_source(opts.input, opts.open);
+    auto sink = create_sink(opts.output, *src, opts.sink);
+    auto t0 = std::chrono::steady_clock::now();
+    report = engine.engine == EngineChoice::cuda ? run_cuda(*src, *sink, run) : run_cpu(*src, *sink, run);
+    sink->commit();
+    // The commit's fsync is part of the job: the wall time counts it.
+    double commit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (commit_s > report.wall_s) {
+      report.stage("commit").busy_s = commit_s - report.wall_s;
+      report.wall_s = commit_s;
+    }
+    report.input = src->describe();
+    report.output = sink->describe();
+  }
+  if (!engine.note.empty()) report.notes.insert(report.notes.begin(), engine.note);
+  return report;
+}
+
+}  // namespace gt

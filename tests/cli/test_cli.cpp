@@ -1,0 +1,317 @@
+// End-to-end tests of the gtranspose command line on generated files: every
+// format, out of place and in place, with a small --host-mem so that the
+// out-of-core path really runs, and every bad input the tool must refuse.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "cli/cli_util.hpp"
+
+using cli::gtgen;
+using cli::gtranspose;
+using cli::Result;
+using cli::TempDir;
+
+namespace {
+
+std::string why(const Result& r) { return "command: " + r.cmdline + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err; }
+
+void generate(const std::string& path, const std::string& shape, const std::string& dtype, int seed = 3) {
+  Result g = gtgen({path, "--shape", shape, "--dtype", dtype, "--seed", std::to_string(seed)});
+  ASSERT_EQ(g.exit_code, 0) << why(g);
+}
+
+void expect_transposed(const std::string& path, int seed, const std::vector<std::string>& raw_args = {}) {
+  std::vector<std::string> args{"--verify", path, "--transposed", "--seed", std::to_string(seed), "-q"};
+  args.insert(args.end(), raw_args.begin(), raw_args.end());
+  Result v = gtgen(args);
+  EXPECT_EQ(v.exit_code, 0) << why(v);
+}
+
+// One error line (plus nothing else), the right exit code, and a message.
+void expect_error(const Result& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, code) << why(r);
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in stderr\n" << why(r);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "expected one line\n" << why(r);
+  EXPECT_EQ(r.err.rfind("gtranspose: ", 0), 0u) << why(r);
+}
+
+struct Case {
+  std::string ext, dtype, shape;
+};
+
+}  // namespace
+
+class OutOfPlace : public ::testing::TestWithParam<Case> {};
+
+TEST_P(OutOfPlace, TransposesUnderASmallBudget) {
+  const Case& c = GetParam();
+  TempDir d;
+  const std::string in = d / ("in" + c.ext), out = d / ("out" + c.ext);
+  generate(in, c.shape, c.dtype, 11);
+  auto before = cli::file_hash(in);
+  std::vector<std::string> args{in, out, "--engine", "cpu", "--host-mem", "1M", "--threads", "2"};
+  std::vector<std::string> raw;
+  if (c.ext == ".raw") {
+    raw = {"--shape", c.shape, "--dtype", c.dtype};
+    args.insert(args.end(), raw.begin(), raw.end());
+  }
+  Result r = gtranspose(args);
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_NE(r.out.find("GB/s"), std::string::npos) << why(r);
+  EXPECT_EQ(cli::file_hash(in), before) << "input changed";
+  if (c.ext == ".raw") {
+    auto x = c.shape.find('x');
+    raw = {"--shape", c.shape.substr(x + 1) + "x" + c.shape.substr(0, x), "--dtype", c.dtype};
+  }
+  expect_transposed(out, 11, raw);
+  EXPECT_EQ(d.entries(), (std::vector<std::string>{"in" + c.ext, "out" + c.ext})) << "stray files";
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, OutOfPlace,
+                         ::testing::Values(Case{".raw", "u8", "1031x769"}, Case{".raw", "f16", "700x1300"},
+                                           Case{".raw", "f32", "613x1201"}, Case{".raw", "f64", "1x40000"},
+                                           Case{".raw", "c128", "40000x1"}, Case{".raw", "c128", "257x263"},
+                                           Case{".npy", "i8", "999x1001"}, Case{".npy", "i32", "640x480"},
+                                           Case{".npy", "c64", "301x511"}, Case{".h5", "u16", "333x777"},
+                                           Case{".h5", "f64", "500x300"}, Case{".h5", "c128", "129x67"},
+                                           Case{".h5", "f32", "1x1"}));
+
+class InPlace : public ::testing::TestWithParam<Case> {};
+
+TEST_P(InPlace, TransposesSquareInItsFile) {
+  const Case& c = GetParam();
+  TempDir d;
+  const std::string f = d / ("m" + c.ext);
+  generate(f, c.shape, c.dtype, 5);
+  std::vector<std::string> args{f, "--in-place", "--engine", "cpu", "--host-mem", "1M"};
+  std::vector<std::string> raw;
+  if (c.ext == ".raw") raw = {"--shape", c.shape, "--dtype", c.dtype};
+  args.insert(args.end(), raw.begin(), raw.end());
+  Result r = gtranspose(args);
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  expect_transposed(f, 5, raw);
+  EXPECT_EQ(d.entries(), (std::vector<std::string>{"m" + c.ext}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, InPlace,
+                         ::testing::Values(Case{".raw", "u8", "1025x1025"}, Case{".raw", "f32", "700x700"},
+                                           Case{".raw", "c128", "129x129"}, Case{".npy", "u16", "513x513"},
+                                           Case{".npy", "f64", "1x1"}, Case{".h5", "f32", "611x611"},
+                                           Case{".h5", "i64", "2x2"}));
+
+TEST(Cli, HdfDatasetPathsAndJsonReport) {
+  TempDir d;
+  generate(d / "a.h5:/grp/x", "90x70", "f32", 2);
+  Result r = gtranspose({d / "a.h5:/grp/x", d / "b.h5:/out/xT", "--engine", "cpu", "--json", d / "r.json"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  expect_transposed(d / "b.h5:/out/xT", 2);
+  std::string j = cli::slurp(d / "r.json");
+  for (const char* key : {"\"engine\": \"cpu\"", "\"rows\": 90", "\"cols\": 70", "\"wall_s\"", "\"stages\""})
+    EXPECT_NE(j.find(key), std::string::npos) << key << "\n" << j;
+  // Without a dataset path in OUT the input's name is kept.
+  Result k = gtranspose({d / "a.h5", d / "c.h5", "--engine", "cpu", "-q"});
+  ASSERT_EQ(k.exit_code, 0) << why(k);
+  EXPECT_TRUE(k.out.empty()) << "--quiet printed: " << k.out;
+  expect_transposed(d / "c.h5:/grp/x", 2);
+}
+
+TEST(Cli, CrossFormat) {
+  TempDir d;
+  generate(d / "a.npy", "123x45", "f64", 9);
+  Result r = gtranspose({d / "a.npy", d / "b.h5", "--engine", "cpu"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  expect_transposed(d / "b.h5", 9);
+  Result s = gtranspose({d / "b.h5", d / "c.raw", "--engine", "cpu"});
+  ASSERT_EQ(s.exit_code, 0) << why(s);
+  Result v = gtgen({"--verify", d / "c.raw", "--seed", "9", "--shape", "123x45", "--dtype", "f64", "-q"});
+  EXPECT_EQ(v.exit_code, 0) << why(v);
+}
+
+// ---- bad input: one line, the right code, input untouched, nothing left ----
+
+TEST(BadInput, MissingInput) {
+  TempDir d;
+  expect_error(gtranspose({d / "nope.npy", d / "out.npy"}), 1, "nope.npy");
+  EXPECT_TRUE(d.entries().empty());
+}
+
+TEST(BadInput, InputIsAFolder) {
+  TempDir d;
+  std::filesystem::create_directory(d / "dir.npy");
+  expect_error(gtranspose({d / "dir.npy", d / "out.npy"}), 1, "dir.npy");
+}
+
+TEST(BadInput, NoSuchDataset) {
+  TempDir d;
+  generate(d / "a.h5:/x", "4x5", "f32");
+  auto before = cli::file_hash(d / "a.h5");
+  Result r = gtranspose({d / "a.h5:/y", d / "b.h5"});
+  expect_error(r, 1, "/x");
+  EXPECT_EQ(cli::file_hash(d / "a.h5"), before);
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"a.h5"});
+}
+
+TEST(BadInput, RawSizeMismatch) {
+  TempDir d;
+  cli::write_file(d / "a.raw", std::string(1001, 'x'));
+  expect_error(gtranspose({d / "a.raw", d / "b.raw", "--shape", "10x10", "--dtype", "f32"}), 1, "1001");
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"a.raw"});
+}
+
+TEST(BadInput, RawWithoutShape) {
+  TempDir d;
+  cli::write_file(d / "a.raw", std::string(400, 'x'));
+  expect_error(gtranspose({d / "a.raw", d / "b.raw"}), 2, "--shape");
+}
+
+TEST(BadInput, TruncatedNpyHeader) {
+  TempDir d;
+  cli::write_file(d / "a.npy", std::string("\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortr", 30));
+  expect_error(gtranspose({d / "a.npy", d / "b.npy"}), 1, "a.npy");
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"a.npy"});
+}
+
+TEST(BadInput, NotANpyFile) {
+  TempDir d;
+  cli::write_file(d / "a.npy", "this is not numpy data at all, just text\n");
+  expect_error(gtranspose({d / "a.npy", d / "b.npy"}), 1, "a.npy");
+}
+
+TEST(BadInput, UnsupportedDtype) {
+  TempDir d;
+  cli::write_file(d / "a.raw", std::string(64, 'x'));
+  expect_error(gtranspose({d / "a.raw", d / "b.raw", "--shape", "4x4", "--dtype", "f128"}), 2, "f128");
+}
+
+TEST(BadInput, OutputEqualsInput) {
+  TempDir d;
+  generate(d / "a.npy", "8x8", "f32");
+  auto before = cli::file_hash(d / "a.npy");
+  expect_error(gtranspose({d / "a.npy", d / "a.npy"}), 2, "--in-place");
+  expect_error(gtranspose({d / "a.npy", d.path() + "/./a.npy"}), 2, "--in-place");
+  EXPECT_EQ(cli::file_hash(d / "a.npy"), before);
+}
+
+TEST(BadInput, InPlaceNonSquare) {
+  TempDir d;
+  generate(d / "a.npy", "8x9", "f32");
+  auto before = cli::file_hash(d / "a.npy");
+  expect_error(gtranspose({d / "a.npy", "--in-place"}), 1, "square");
+  EXPECT_EQ(cli::file_hash(d / "a.npy"), before);
+}
+
+TEST(BadInput, ExistingOutputNeedsForce) {
+  TempDir d;
+  generate(d / "a.npy", "8x9", "f32");
+  cli::write_file(d / "b.npy", "precious");
+  expect_error(gtranspose({d / "a.npy", d / "b.npy", "--engine", "cpu"}), 1, "--force");
+  EXPECT_EQ(cli::slurp(d / "b.npy"), "precious");
+  Result r = gtranspose({d / "a.npy", d / "b.npy", "--engine", "cpu", "--force"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  expect_transposed(d / "b.npy", 3);
+}
+
+TEST(BadInput, UnwritableOutputFolder) {
+  TempDir d;
+  generate(d / "a.npy", "8x9", "f32");
+  expect_error(gtranspose({d / "a.npy", d / "no/such/dir/b.npy", "--engine", "cpu"}), 1, "b.npy");
+  cli::write_file(d / "file", "x");
+  expect_error(gtranspose({d / "a.npy", d / "file/b.npy", "--engine", "cpu"}), 1, "b.npy");
+}
+
+TEST(BadInput, BadSizesAndOptions) {
+  expect_error(gtranspose({"a.raw", "b.raw", "--host-mem", "12Q"}), 2, "12Q");
+  expect_error(gtranspose({"a.raw", "b.raw", "--host-mem", "99999999999999999999"}), 2, "too large");
+  expect_error(gtranspose({"a.raw", "b.raw", "--shape", "10x0", "--dtype", "f32"}), 2, "10x0");
+  expect_error(gtranspose({"a.raw", "b.raw", "--engine", "tpu"}), 2, "tpu");
+  expect_error(gtranspose({"a.raw", "b.raw", "--no-such-flag"}), 2, "--no-such-flag");
+  expect_error(gtranspose({"a.raw", "b.raw", "--in-place"}), 2, "--in-place");
+  expect_error(gtranspose({"a.raw"}), 2, "output");
+}
+
+TEST(BadInput, FullDiskLeavesNothing) {
+  // RLIMIT_FSIZE makes every write past 256 KiB fail (EFBIG), like a full disk.
+  for (std::string ext : {".raw", ".npy", ".h5"}) {
+    TempDir d;
+    generate(d / ("a" + ext), "700x700", "f32");
+    std::vector<std::string> args{d / ("a" + ext), d / ("b" + ext), "--engine", "cpu", "--host-mem", "1M"};
+    if (ext == ".raw") args.insert(args.end(), {"--shape", "700x700", "--dtype", "f32"});
+    cli::Limits lim;
+    lim.file_size = 256 << 10;
+    Result r = gtranspose(args, lim);
+    EXPECT_EQ(r.exit_code, 1) << why(r);
+    EXPECT_EQ(d.entries(), std::vector<std::string>{"a" + ext}) << ext << ": output left behind\n" << why(r);
+  }
+}
+
+TEST(Signals, InterruptRemovesPartialOutput) {
+  TempDir d;
+  // Big enough to still be running when the signal lands (192 MiB, tiny tiles).
+  generate(d / "a.raw", "8192x6144", "f32");
+  for (int sig : {SIGINT, SIGTERM}) {
+    cli::Limits lim;
+    lim.signal_after_ms = 300;
+    lim.signal = sig;
+    Result r = gtranspose({d / "a.raw", d / "b.raw", "--shape", "8192x6144", "--dtype", "f32", "--engine", "cpu",
+                           "--host-mem", "1M", "--threads", "1"},
+                          lim);
+    EXPECT_EQ(r.signal, sig) << "expected death by signal " << sig << "\n" << why(r);
+    EXPECT_EQ(d.entries(), std::vector<std::string>{"a.raw"}) << why(r);
+  }
+}
+
+TEST(Budget, PeakResidentMemoryStaysWithinHostMem) {
+  TempDir d;
+  generate(d / "tiny.raw", "4x4", "f32");
+  generate(d / "a.raw", "4096x4096", "f32");  // 64 MiB
+  Result base = gtranspose({d / "tiny.raw", d / "tiny_t.raw", "--shape", "4x4", "--dtype", "f32", "--engine", "cpu",
+                            "--host-mem", "8M"});
+  ASSERT_EQ(base.exit_code, 0) << why(base);
+  Result r = gtranspose({d / "a.raw", d / "b.raw", "--shape", "4096x4096", "--dtype", "f32", "--engine", "cpu",
+                         "--host-mem", "8M"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  const std::uint64_t budget = 8 << 20, slack = 6 << 20;
+  EXPECT_LE(r.max_rss, base.max_rss + budget + slack)
+      << "peak RSS " << (r.max_rss >> 20) << " MiB vs baseline " << (base.max_rss >> 20) << " MiB + 8 MiB budget";
+  expect_transposed(d / "b.raw", 3, {"--shape", "4096x4096", "--dtype", "f32"});
+}
+
+TEST(Cli, EngineCudaWithoutGpuSaysSo) {
+  Result probe = gtranspose({"--bench", "--engine", "cuda", "--shape", "64x64", "--reps", "1", "--kernel", "copy"});
+  if (probe.exit_code == 0) GTEST_SKIP() << "a GPU is present: this test is for machines without one";
+  expect_error(probe, 1, "--engine cuda");
+}
+
+TEST(Cli, AutoFallsBackToCpuWithNotice) {
+  Result probe = gtranspose({"--bench", "--engine", "cuda", "--shape", "64x64", "--reps", "1", "--kernel", "copy"});
+  if (probe.exit_code == 0) GTEST_SKIP() << "a GPU is present: auto picks cuda there";
+  TempDir d;
+  generate(d / "a.npy", "30x20", "f32");
+  Result r = gtranspose({d / "a.npy", d / "b.npy"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_NE(r.out.find("using the CPU engine"), std::string::npos) << why(r);
+}
+
+TEST(Cli, CpuBenchReportsRatioToMemcpy) {
+  Result r = gtranspose({"--bench", "--engine", "cpu", "--shape", "512x384", "--dtype", "f32", "--reps", "3"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_NE(r.out.find("memcpy"), std::string::npos) << why(r);
+  EXPECT_NE(r.out.find("cpu-blocked"), std::string::npos) << why(r);
+}
+
+TEST(Cli, HelpAndVersion) {
+  Result h = gtranspose({"--help"});
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.out.find("--in-place"), std::string::npos);
+  Result v = gtranspose({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.out.find("gtranspose"), std::string::npos);
+}
+
+TEST(Cli, DemoDatasetTransposes) {
+  TempDir d;
+  Result r = gtranspose({std::string(GT_DATASETS_DIR) + "/demo.h5", d / "demo_T.h5", "--engine", "cpu"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  expect_transposed(d / "demo_T.h5", 7);
+}

@@ -1,1 +1,0 @@
-// placeholder: delete once this area has real sources

@@ -1,0 +1,36 @@
+// Factories behind open_source / create_sink / open_inplace, one set per format.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gtranspose/format.hpp"
+
+namespace gt::fmt {
+
+std::unique_ptr<Source> open_raw_source(const Location& loc, const OpenOptions& opts);
+std::unique_ptr<Source> open_npy_source(const Location& loc, const OpenOptions& opts);
+std::unique_ptr<Source> open_hdf5_source(const Location& loc, const OpenOptions& opts);
+
+std::unique_ptr<Sink> create_raw_sink(const Location& loc, const Source& src, const SinkOptions& opts);
+std::unique_ptr<Sink> create_npy_sink(const Location& loc, const Source& src, const SinkOptions& opts);
+std::unique_ptr<Sink> create_hdf5_sink(const Location& loc, const Source& src, const SinkOptions& opts);
+
+std::unique_ptr<InplaceMatrix> open_raw_inplace(const Location& loc, const OpenOptions& opts);
+std::unique_ptr<InplaceMatrix> open_npy_inplace(const Location& loc, const OpenOptions& opts);
+std::unique_ptr<InplaceMatrix> open_hdf5_inplace(const Location& loc, const OpenOptions& opts);
+
+// The exact descr of a .npy source ("<f4", "|V8", "|b1"), empty for other sources.
+std::optional<std::string> npy_descr_of(const Source& src);
+
+// Refuses --shape/--dtype that contradict what a self-describing file says.
+void check_against_options(const MatrixInfo& info, const OpenOptions& opts, const std::string& name,
+                           const std::string& type_text);
+// "in.npy is 3-D (shape (2, 3, 4)): gtranspose needs a 2-D matrix" and the empty-matrix case.
+void check_matrix_shape(const std::vector<std::uint64_t>& dims, const std::string& what);
+// The text a describe() shows for an element type: "f32", or `fallback`.
+std::string type_text(const MatrixInfo& info, const std::string& fallback);
+// Throws gt::Error(input) for a square-only operation on a rectangle.
+void require_square(const MatrixInfo& info, const std::string& name);
+
+}  // namespace gt::fmt

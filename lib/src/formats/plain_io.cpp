@@ -1,0 +1,330 @@
+#include "formats/plain_io.hpp"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "gtranspose/error.hpp"
+#include "gtranspose/sizes.hpp"
+
+namespace gt::fmt {
+namespace {
+
+// Linux moves at most 0x7ffff000 bytes per call; asking for 1 GiB keeps each
+// call whole and the loop simple.
+constexpr std::uint64_t kMaxIo = std::uint64_t(1) << 30;
+// Fortran-order rectangles go through a bounce buffer of about this size.
+constexpr std::uint64_t kBounceBytes = std::uint64_t(8) << 20;
+
+std::atomic<bool> g_preallocate{true};
+
+std::string dir_of(const std::string& p) {
+  auto pos = p.find_last_of('/');
+  if (pos == std::string::npos) return ".";
+  if (pos == 0) return "/";
+  return p.substr(0, pos);
+}
+
+[[noreturn]] void throw_write(int err, const std::string& name, std::uint64_t off) {
+  throw Error(ErrorKind::io, "cannot write " + name + " at byte " + std::to_string(off) + ": " + std::strerror(err));
+}
+
+template <std::size_t S>
+void transpose_fixed(const unsigned char* src, std::uint64_t lds, unsigned char* dst, std::uint64_t ldd,
+                     std::uint64_t h, std::uint64_t w) {
+  for (std::uint64_t i = 0; i < h; ++i)
+    for (std::uint64_t j = 0; j < w; ++j) std::memcpy(dst + (j * ldd + i) * S, src + (i * lds + j) * S, S);
+}
+
+// Reads into scattered rows whose file bytes are contiguous: one preadv per
+// IOV_MAX rows, resuming mid-row after a short read.
+void preadv_rows(int fd, unsigned char* dst, std::uint64_t rows, std::uint64_t row_bytes, std::uint64_t row_stride,
+                 std::uint64_t off, const std::string& name) {
+  std::vector<iovec> iov;
+  for (std::uint64_t r = 0; r < rows;) {
+    std::uint64_t batch = std::min<std::uint64_t>(rows - r, IOV_MAX);
+    iov.resize(batch);
+    for (std::uint64_t k = 0; k < batch; ++k) iov[k] = {dst + (r + k) * row_stride, row_bytes};
+    std::size_t first = 0;
+    while (first < iov.size()) {
+      ssize_t n = ::preadv(fd, iov.data() + first, int(iov.size() - first), off_t(off));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw_errno(ErrorKind::io, "cannot read " + name + " at byte " + std::to_string(off));
+      }
+      if (n == 0)
+        throw Error(ErrorKind::io, name + " ended early at byte " + std::to_string(off) +
+                                       ": was it truncated or replaced while being read?");
+      off += std::uint64_t(n);
+      std::uint64_t left = std::uint64_t(n);
+      while (left > 0 && first < iov.size()) {
+        if (left >= iov[first].iov_len) {
+          left -= iov[first].iov_len;
+          ++first;
+        } else {
+          iov[first].iov_base = static_cast<unsigned char*>(iov[first].iov_base) + left;
+          iov[first].iov_len -= left;
+          left = 0;
+        }
+      }
+    }
+    r += batch;
+  }
+}
+
+void pwritev_rows(int fd, const unsigned char* src, std::uint64_t rows, std::uint64_t row_bytes,
+                  std::uint64_t row_stride, std::uint64_t off, const std::string& name) {
+  std::vector<iovec> iov;
+  for (std::uint64_t r = 0; r < rows;) {
+    std::uint64_t batch = std::min<std::uint64_t>(rows - r, IOV_MAX);
+    iov.resize(batch);
+    for (std::uint64_t k = 0; k < batch; ++k)
+      iov[k] = {const_cast<unsigned char*>(src + (r + k) * row_stride), row_bytes};
+    std::size_t first = 0;
+    while (first < iov.size()) {
+      ssize_t n = ::pwritev(fd, iov.data() + first, int(iov.size() - first), off_t(off));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw_write(errno, name, off);
+      }
+      if (n == 0) throw_write(ENOSPC, name, off);
+      off += std::uint64_t(n);
+      std::uint64_t left = std::uint64_t(n);
+      while (left > 0 && first < iov.size()) {
+        if (left >= iov[first].iov_len) {
+          left -= iov[first].iov_len;
+          ++first;
+        } else {
+          iov[first].iov_base = static_cast<unsigned char*>(iov[first].iov_base) + left;
+          iov[first].iov_len -= left;
+          left = 0;
+        }
+      }
+    }
+    r += batch;
+  }
+}
+
+}  // namespace
+
+void Fd::reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+std::uint64_t element_offset(std::uint64_t base, std::uint64_t r, std::uint64_t c, std::uint64_t cols,
+                             std::size_t elem_size) {
+  std::uint64_t idx = checked_add(checked_mul(r, cols, "file offset"), c, "file offset");
+  return checked_add(base, checked_mul(idx, elem_size, "file offset"), "file offset");
+}
+
+Fd open_existing(const std::string& path, bool writable, const std::string& name) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) throw_errno(ErrorKind::input, "cannot open " + name);
+  Fd f(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) throw_errno(ErrorKind::input, "cannot stat " + name);
+  if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::input, name + " is a folder, not a matrix file");
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+    throw Error(ErrorKind::input, name + " is not a regular file: give a file path");
+  return f;
+}
+
+std::uint64_t file_size(int fd, const std::string& name) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) throw_errno(ErrorKind::input, "cannot stat " + name);
+  return std::uint64_t(st.st_size);
+}
+
+void pread_full(int fd, void* buf, std::uint64_t n, std::uint64_t off, const std::string& name) {
+  auto* p = static_cast<unsigned char*>(buf);
+  while (n > 0) {
+    ssize_t got = ::pread(fd, p, std::min(n, kMaxIo), off_t(off));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw_errno(ErrorKind::io, "cannot read " + name + " at byte " + std::to_string(off));
+    }
+    if (got == 0)
+      throw Error(ErrorKind::io, name + " ended early at byte " + std::to_string(off) +
+                                     ": was it truncated or replaced while being read?");
+    p += got;
+    n -= std::uint64_t(got);
+    off += std::uint64_t(got);
+  }
+}
+
+void pwrite_full(int fd, const void* buf, std::uint64_t n, std::uint64_t off, const std::string& name) {
+  auto* p = static_cast<const unsigned char*>(buf);
+  while (n > 0) {
+    ssize_t put = ::pwrite(fd, p, std::min(n, kMaxIo), off_t(off));
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      throw_write(errno, name, off);
+    }
+    // A zero-byte write of a non-empty buffer only happens on a full device.
+    if (put == 0) throw_write(ENOSPC, name, off);
+    p += put;
+    n -= std::uint64_t(put);
+    off += std::uint64_t(put);
+  }
+}
+
+void set_preallocation_enabled(bool on) { g_preallocate.store(on); }
+
+void preallocate(int fd, std::uint64_t size, const std::string& name) {
+  if (size == 0) return;
+  if (g_preallocate.load()) {
+    int rc;
+    do {
+      rc = ::posix_fallocate(fd, 0, off_t(size));
+    } while (rc == EINTR);
+    if (rc == 0) return;
+    if (rc != EOPNOTSUPP && rc != EINVAL && rc != ENOSYS)
+      throw Error(ErrorKind::io, "cannot reserve " + std::to_string(size) + " bytes for " + name + ": " +
+                                     std::strerror(rc));
+  }
+  if (::ftruncate(fd, off_t(size)) != 0) throw_write(errno, name, size);
+}
+
+void reserve_keep_size(int fd, std::uint64_t off, std::uint64_t len, const std::string& name) {
+  if (len == 0 || !g_preallocate.load()) return;
+  int rc;
+  do {
+    rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, off_t(off), off_t(len));
+  } while (rc != 0 && errno == EINTR);
+  if (rc == 0) return;
+  if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)
+    throw Error(ErrorKind::io, "cannot reserve " + std::to_string(len) + " bytes for " + name + ": " +
+                                   std::strerror(errno));
+}
+
+void check_rect(const Shape& s, std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w,
+                std::uint64_t ld, const std::string& name) {
+  if (r0 > s.rows || h > s.rows - r0 || c0 > s.cols || w > s.cols - c0 || ld < w)
+    throw Error(ErrorKind::internal, "rectangle rows " + std::to_string(r0) + "+" + std::to_string(h) + ", cols " +
+                                         std::to_string(c0) + "+" + std::to_string(w) + " (ld " + std::to_string(ld) +
+                                         ") does not fit the " + to_string(s) + " matrix of " + name);
+}
+
+void transpose_block(const void* src, std::uint64_t lds, void* dst, std::uint64_t ldd, std::uint64_t h,
+                     std::uint64_t w, std::size_t elem_size) {
+  auto* s = static_cast<const unsigned char*>(src);
+  auto* d = static_cast<unsigned char*>(dst);
+  switch (elem_size) {
+    case 1: return transpose_fixed<1>(s, lds, d, ldd, h, w);
+    case 2: return transpose_fixed<2>(s, lds, d, ldd, h, w);
+    case 4: return transpose_fixed<4>(s, lds, d, ldd, h, w);
+    case 8: return transpose_fixed<8>(s, lds, d, ldd, h, w);
+    case 16: return transpose_fixed<16>(s, lds, d, ldd, h, w);
+    default: throw Error(ErrorKind::internal, "transpose_block: unsupported element size " + std::to_string(elem_size));
+  }
+}
+
+void PlainMatrix::read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+                       std::uint64_t ld) const {
+  check_rect(logical, r0, c0, h, w, ld, name);
+  if (h == 0 || w == 0) return;
+  if (!mirrored) return read_stored(r0, c0, h, w, dst, ld);
+  // Logical columns [c0, c0+w) are stored rows; read a strip of them at a
+  // time and transpose it into place.
+  std::uint64_t strip = std::max<std::uint64_t>(1, std::min<std::uint64_t>(w, kBounceBytes / (h * elem_size)));
+  std::vector<unsigned char> buf(strip * h * elem_size);
+  for (std::uint64_t j = 0; j < w; j += strip) {
+    std::uint64_t k = std::min(strip, w - j);
+    read_stored(c0 + j, r0, k, h, buf.data(), h);  // buf: k x h
+    transpose_block(buf.data(), h, static_cast<unsigned char*>(dst) + j * elem_size, ld, k, h, elem_size);
+  }
+}
+
+void PlainMatrix::write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
+                        std::uint64_t ld) const {
+  check_rect(logical, r0, c0, h, w, ld, name);
+  if (h == 0 || w == 0) return;
+  if (!mirrored) return write_stored(r0, c0, h, w, src, ld);
+  std::uint64_t strip = std::max<std::uint64_t>(1, std::min<std::uint64_t>(w, kBounceBytes / (h * elem_size)));
+  std::vector<unsigned char> buf(strip * h * elem_size);
+  for (std::uint64_t j = 0; j < w; j += strip) {
+    std::uint64_t k = std::min(strip, w - j);
+    transpose_block(static_cast<const unsigned char*>(src) + j * elem_size, ld, buf.data(), h, h, k, elem_size);
+    write_stored(c0 + j, r0, k, h, buf.data(), h);
+  }
+}
+
+void PlainMatrix::read_stored(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+                              std::uint64_t ld) const {
+  const std::uint64_t cols = mirrored ? logical.rows : logical.cols;
+  const std::uint64_t off = element_offset(data_offset, r0, c0, cols, elem_size);
+  auto* d = static_cast<unsigned char*>(dst);
+  const std::uint64_t row_bytes = w * elem_size;
+  if (w == cols) {
+    // Full rows are one contiguous run of the file.
+    if (ld == w) return pread_full(fd, d, h * row_bytes, off, name);
+    return preadv_rows(fd, d, h, row_bytes, ld * elem_size, off, name);
+  }
+  for (std::uint64_t i = 0; i < h; ++i)
+    pread_full(fd, d + i * ld * elem_size, row_bytes, element_offset(data_offset, r0 + i, c0, cols, elem_size), name);
+}
+
+void PlainMatrix::write_stored(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
+                               std::uint64_t ld) const {
+  const std::uint64_t cols = mirrored ? logical.rows : logical.cols;
+  const std::uint64_t off = element_offset(data_offset, r0, c0, cols, elem_size);
+  auto* s = static_cast<const unsigned char*>(src);
+  const std::uint64_t row_bytes = w * elem_size;
+  if (w == cols) {
+    if (ld == w) return pwrite_full(fd, s, h * row_bytes, off, name);
+    return pwritev_rows(fd, s, h, row_bytes, ld * elem_size, off, name);
+  }
+  for (std::uint64_t i = 0; i < h; ++i)
+    pwrite_full(fd, s + i * ld * elem_size, row_bytes, element_offset(data_offset, r0 + i, c0, cols, elem_size), name);
+}
+
+bool path_exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+void check_output_path(const std::string& path, bool force) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) {
+      // A dangling symlink would be replaced by rename(); say so only with --force.
+      if (path_exists(path) && !force) throw Error(ErrorKind::output, path + " exists: use --force to replace it");
+      return;
+    }
+    if (errno == ENOTDIR) throw Error(ErrorKind::output, "cannot create " + path + ": " + dir_of(path) + " is not a folder");
+    throw_errno(ErrorKind::output, "cannot check output " + path);
+  }
+  if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::output, path + " is a folder: name an output file");
+  if (!force) throw Error(ErrorKind::output, path + " exists: use --force to replace it");
+}
+
+Fd create_output_file(const std::string& tmp_path, const std::string& final_path) {
+  int fd;
+  do {
+    fd = ::open(tmp_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) throw_errno(ErrorKind::output, "cannot create " + final_path + " in folder " + dir_of(final_path));
+  return Fd(fd);
+}
+
+void sync_file(int fd, const std::string& name, bool data_only) {
+  int rc;
+  do {
+    rc = data_only ? ::fdatasync(fd) : ::fsync(fd);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) throw_errno(ErrorKind::io, "cannot flush " + name + " to disk");
+}
+
+}  // namespace gt::fmt

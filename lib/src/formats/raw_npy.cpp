@@ -1,0 +1,241 @@
+// Raw and .npy matrices: both are a header (empty for raw) followed by the
+// elements, so both move through PlainMatrix's positioned I/O.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "formats/internal.hpp"
+#include "formats/npy.hpp"
+#include "formats/plain_io.hpp"
+#include "gtranspose/error.hpp"
+#include "gtranspose/sizes.hpp"
+#include "gtranspose/tempfile.hpp"
+
+namespace gt::fmt {
+namespace {
+
+// A header longer than this is not one np.save writes; refuse it rather than allocate.
+constexpr std::uint64_t kMaxNpyHeader = std::uint64_t(1) << 24;
+
+struct Opened {
+  Fd fd;
+  MatrixInfo info;
+  std::uint64_t data_offset = 0;
+  bool fortran = false;
+  std::string descr;  // npy only
+};
+
+Opened open_raw(const Location& loc, const OpenOptions& opts, bool writable) {
+  if (!opts.shape || !opts.dtype) {
+    std::string missing = !opts.shape && !opts.dtype ? "--shape and --dtype are" : !opts.shape ? "--shape is" : "--dtype is";
+    throw Error(ErrorKind::usage, "raw input needs --shape ROWSxCOLS and --dtype T (" + missing + " missing for " +
+                                      loc.path + "; name a NumPy file .npy or an HDF5 file .h5)");
+  }
+  Opened o;
+  o.fd = open_existing(loc.path, writable, loc.path);
+  o.info.shape = *opts.shape;
+  o.info.dtype = *opts.dtype;
+  o.info.elem_size = dtype_size(*opts.dtype);
+  o.info.order = o.info.elem_size == 1 ? ByteOrder::not_applicable : ByteOrder::little;
+  const std::uint64_t expected = o.info.bytes();
+  const std::uint64_t actual = file_size(o.fd.get(), loc.path);
+  if (actual != expected)
+    throw Error(ErrorKind::input, loc.path + " holds " + std::to_string(actual) + " bytes but --shape " +
+                                      to_string(o.info.shape) + " --dtype " + dtype_name(*opts.dtype) + " needs " +
+                                      std::to_string(expected) + " bytes: check --shape and --dtype (or whether the "
+                                      "file is complete)");
+  return o;
+}
+
+Opened open_npy(const Location& loc, const OpenOptions& opts, bool writable) {
+  Opened o;
+  o.fd = open_existing(loc.path, writable, loc.path);
+  const std::uint64_t size = file_size(o.fd.get(), loc.path);
+  unsigned char head[12] = {};
+  const std::size_t n = std::size_t(std::min<std::uint64_t>(size, sizeof head));
+  pread_full(o.fd.get(), head, n, 0, loc.path);
+  NpyPreamble pre = parse_npy_preamble(head, n, size, loc.path);
+  if (pre.header_len > kMaxNpyHeader)
+    throw Error(ErrorKind::input, loc.path + " has a malformed .npy header: it claims " +
+                                      std::to_string(pre.header_len) + " bytes of header text");
+  std::string text(pre.header_len, '\0');
+  pread_full(o.fd.get(), text.data(), pre.header_len, pre.header_start, loc.path);
+  NpyHeader h = parse_npy_dict(text, loc.path);
+  check_matrix_shape(h.shape, loc.path);
+  o.info.shape = {h.shape[0], h.shape[1]};
+  o.info.elem_size = h.descr.elem_size;
+  o.info.dtype = h.descr.dtype;
+  o.info.order = h.descr.order;
+  o.fortran = h.fortran_order;
+  o.descr = h.descr.descr;
+  o.data_offset = pre.header_start + pre.header_len;
+  const std::uint64_t expected = o.info.bytes();
+  const std::uint64_t actual = size - o.data_offset;
+  if (actual != expected)
+    throw Error(ErrorKind::input, loc.path + " has " + std::to_string(actual) + " bytes of data but its header says " +
+                                      "shape " + shape_repr(h.shape) + " of '" + o.descr + "', which needs " +
+                                      std::to_string(expected) + (actual < expected ? ": the file is truncated"
+                                                                                    : ": the file has extra bytes at the end"));
+  check_against_options(o.info, opts, loc.path, "'" + o.descr + "'");
+  return o;
+}
+
+const std::string& checked_output(const Location& loc, const SinkOptions& opts) {
+  check_output_path(loc.path, opts.force);
+  return loc.path;
+}
+
+PlainMatrix plain_of(const Opened& o, const std::string& name) {
+  PlainMatrix m;
+  m.fd = o.fd.get();
+  m.data_offset = o.data_offset;
+  m.logical = o.info.shape;
+  m.elem_size = o.info.elem_size;
+  m.mirrored = o.fortran;
+  m.name = name;
+  return m;
+}
+
+class PlainSource final : public Source {
+ public:
+  PlainSource(Location loc, Opened o, bool npy)
+      : loc_(std::move(loc)), o_(std::move(o)), npy_(npy), m_(plain_of(o_, loc_.path)) {}
+  const MatrixInfo& info() const override { return o_.info; }
+  const Location& location() const override { return loc_; }
+  void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+            std::uint64_t ld) override {
+    m_.read(r0, c0, h, w, dst, ld);
+  }
+  std::string describe() const override {
+    if (!npy_) return "raw file " + loc_.path + " (" + dtype_name(*o_.info.dtype) + ", " + to_string(o_.info.shape) + ")";
+    return "NumPy file " + loc_.path + " ('" + o_.descr + "', " + to_string(o_.info.shape) +
+           (o_.fortran ? ", Fortran order)" : ")");
+  }
+  bool is_npy() const { return npy_; }
+  const std::string& descr() const { return o_.descr; }
+
+ private:
+  Location loc_;
+  Opened o_;
+  bool npy_;
+  PlainMatrix m_;
+};
+
+class PlainSink final : public Sink {
+ public:
+  // `header` is written before the data (empty for raw).
+  PlainSink(const Location& loc, const Source& src, const SinkOptions& opts, std::string header, std::string what)
+      : tmp_(checked_output(loc, opts)),
+        fd_(create_output_file(tmp_.path(), loc.path)),
+        what_(std::move(what)) {
+    info_ = src.info();
+    info_.shape = src.info().shape.transposed();
+    m_.fd = fd_.get();
+    m_.data_offset = header.size();
+    m_.logical = info_.shape;
+    m_.elem_size = info_.elem_size;
+    m_.name = loc.path;
+    preallocate(fd_.get(), checked_add(header.size(), info_.bytes(), "output size"), loc.path);
+    pwrite_full(fd_.get(), header.data(), header.size(), 0, loc.path);
+  }
+  const MatrixInfo& info() const override { return info_; }
+  void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
+             std::uint64_t ld) override {
+    if (!fd_) throw Error(ErrorKind::internal, "write to " + m_.name + " after commit()");
+    m_.write(r0, c0, h, w, src, ld);
+  }
+  void commit() override {
+    if (!fd_) return;
+    sync_file(fd_.get(), m_.name, false);
+    int fd = fd_.release();
+    if (::close(fd) != 0) throw_errno(ErrorKind::io, "cannot close " + m_.name);
+    tmp_.commit();
+  }
+  std::string describe() const override {
+    return what_ + " " + m_.name + " (" + type_text(info_, std::to_string(info_.elem_size) + "-byte elements") + ", " + to_string(info_.shape) + ")";
+  }
+
+ private:
+  TempPath tmp_;  // declared first: destroyed last, after the descriptor is closed
+  Fd fd_;
+  MatrixInfo info_;
+  PlainMatrix m_;
+  std::string what_;
+};
+
+class PlainInplace final : public InplaceMatrix {
+ public:
+  PlainInplace(Location loc, Opened o) : loc_(std::move(loc)), o_(std::move(o)), m_(plain_of(o_, loc_.path)) {}
+  const MatrixInfo& info() const override { return o_.info; }
+  const Location& location() const override { return loc_; }
+  void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+            std::uint64_t ld) override {
+    m_.read(r0, c0, h, w, dst, ld);
+  }
+  void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
+             std::uint64_t ld) override {
+    m_.write(r0, c0, h, w, src, ld);
+  }
+  void flush() override { sync_file(o_.fd.get(), loc_.path, true); }
+  std::string describe() const override {
+    return (loc_.format == Format::npy ? "NumPy file " : "raw file ") + loc_.path + " (" +
+           type_text(o_.info, "'" + o_.descr + "'") + ", " + to_string(o_.info.shape) + ", in place)";
+  }
+
+ private:
+  Location loc_;
+  Opened o_;
+  PlainMatrix m_;
+};
+
+}  // namespace
+
+std::optional<std::string> npy_descr_of(const Source& src) {
+  auto* p = dynamic_cast<const PlainSource*>(&src);
+  if (p && p->is_npy()) return p->descr();
+  return std::nullopt;
+}
+
+std::unique_ptr<Source> open_raw_source(const Location& loc, const OpenOptions& opts) {
+  return std::make_unique<PlainSource>(loc, open_raw(loc, opts, false), false);
+}
+
+std::unique_ptr<Source> open_npy_source(const Location& loc, const OpenOptions& opts) {
+  return std::make_unique<PlainSource>(loc, open_npy(loc, opts, false), true);
+}
+
+std::unique_ptr<Sink> create_raw_sink(const Location& loc, const Source& src, const SinkOptions& opts) {
+  return std::make_unique<PlainSink>(loc, src, opts, std::string(), "raw file");
+}
+
+std::unique_ptr<Sink> create_npy_sink(const Location& loc, const Source& src, const SinkOptions& opts) {
+  std::string descr;
+  if (auto d = npy_descr_of(src)) {
+    descr = *d;
+  } else if (src.info().dtype) {
+    descr = npy_descr_for(*src.info().dtype, src.info().order, loc.path);
+  } else {
+    throw Error(ErrorKind::output, "the element type of " + src.describe() + " has no NumPy name, so " + loc.path +
+                                       " cannot describe it: write .raw or .h5 instead");
+  }
+  const Shape out = src.info().shape.transposed();
+  return std::make_unique<PlainSink>(loc, src, opts, make_npy_header(descr, out.rows, out.cols), "NumPy file");
+}
+
+std::unique_ptr<InplaceMatrix> open_raw_inplace(const Location& loc, const OpenOptions& opts) {
+  Opened o = open_raw(loc, opts, true);
+  require_square(o.info, loc.path);
+  return std::make_unique<PlainInplace>(loc, std::move(o));
+}
+
+std::unique_ptr<InplaceMatrix> open_npy_inplace(const Location& loc, const OpenOptions& opts) {
+  Opened o = open_npy(loc, opts, true);
+  require_square(o.info, loc.path);
+  // A Fortran-order file goes through the mirrored access like any read:
+  // slower, but the logical matrix is what gets transposed.
+  return std::make_unique<PlainInplace>(loc, std::move(o));
+}
+
+}  // namespace gt::fmt

@@ -183,18 +183,20 @@ void pwrite_full(int fd, const void* buf, std::uint64_t n, std::uint64_t off, co
 void set_preallocation_enabled(bool on) { g_preallocate.store(on); }
 
 void preallocate(int fd, std::uint64_t size, const std::string& name) {
-  if (size == 0) return;
-  if (g_preallocate.load()) {
-    int rc;
-    do {
-      rc = ::posix_fallocate(fd, 0, off_t(size));
-    } while (rc == EINTR);
-    if (rc == 0) return;
-    if (rc != EOPNOTSUPP && rc != EINVAL && rc != ENOSYS)
-      throw Error(ErrorKind::io, "cannot reserve " + std::to_string(size) + " bytes for " + name + ": " +
-                                     std::strerror(rc));
-  }
-  if (::ftruncate(fd, off_t(size)) != 0) throw_write(errno, name, size);
+  if (size == 0 || !g_preallocate.load()) return;
+  int rc;
+  do {
+    rc = ::posix_fallocate(fd, 0, off_t(size));
+  } while (rc == EINTR);
+  if (rc == 0) return;
+  if (rc != EOPNOTSUPP && rc != EINVAL && rc != ENOSYS)
+    throw Error(ErrorKind::io, "cannot reserve " + std::to_string(size) + " bytes for " + name + ": " +
+                                   std::strerror(rc));
+  // No preallocation here: at least give the file its size, which also
+  // meets a file-size limit now rather than midway.
+  if (::ftruncate(fd, off_t(size)) != 0)
+    throw Error(ErrorKind::io, "cannot extend " + name + " to " + std::to_string(size) + " bytes: " +
+                                   std::strerror(errno));
 }
 
 void reserve_keep_size(int fd, std::uint64_t off, std::uint64_t len, const std::string& name) {

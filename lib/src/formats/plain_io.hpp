@@ -61,7 +61,8 @@ void preallocate(int fd, std::uint64_t size, const std::string& name);
 // Reserves blocks without changing the file size (for files another library
 // owns, such as HDF5's); silently does nothing where unsupported.
 void reserve_keep_size(int fd, std::uint64_t off, std::uint64_t len, const std::string& name);
-// Tests turn preallocation off to reach the failure of a write itself.
+// Tests turn preallocation off to reach the failure of a write itself; the
+// output then grows with its writes (sparse where never written).
 void set_preallocation_enabled(bool on);
 
 // A matrix stored row-major at `data_offset` of a file. `mirrored` means the

@@ -74,12 +74,17 @@ class Hid {
   // Closes now and reports whether HDF5 managed (a file close writes metadata).
   bool close() {
     if (id_ < 0) return true;
+    quiet();
     hid_t id = id_;
     id_ = H5I_INVALID_HID;
     return H5Idec_ref(id) >= 0;
   }
+  // Quiet first: an object may be released by a thread that never called HDF5.
   void reset() {
-    if (id_ >= 0) H5Idec_ref(id_);
+    if (id_ >= 0) {
+      quiet();
+      H5Idec_ref(id_);
+    }
     id_ = H5I_INVALID_HID;
   }
 
@@ -598,7 +603,7 @@ class Hdf5Sink final : public Sink {
   }
 
   std::string describe() const override {
-    return "HDF5 dataset " + loc_.dataset + " (" + type_text(info_, std::to_string(info_.elem_size) + "-byte") + ", " +
+    return "HDF5 dataset " + loc_.dataset + " (" + type_text(info_, std::to_string(info_.elem_size) + "-byte elements") + ", " +
            to_string(info_.shape) + ") in " + loc_.path;
   }
 

@@ -136,7 +136,7 @@ Fd open_existing(const std::string& path, bool writable, const std::string& name
   struct stat st;
   if (::fstat(fd, &st) != 0) throw_errno(ErrorKind::input, "cannot stat " + name);
   if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::input, name + " is a folder, not a matrix file");
-  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+  if (!S_ISREG(st.st_mode))
     throw Error(ErrorKind::input, name + " is not a regular file: give a file path");
   return f;
 }

@@ -147,9 +147,19 @@ TEST(RawNpy, VoidAndBoolKeepTheirDescr) {
     EXPECT_NE(out.find(std::string("'descr': '") + descr + "'"), std::string::npos) << out.substr(0, 80);
     auto back = open_source(dir / "vt.npy", {});
     EXPECT_EQ(read_tiled(*back), transposed(data, 4, 3, es));
-    // No NumPy name from a nameless source type into raw? Raw takes bytes.
+    // Raw takes the bytes; HDF5 stores them as h5py would (bool enum, opaque void).
     auto raw = create_sink(dir / "vt.raw", *src, {SinkOptions{true}});
+    write_tiled(*raw, transposed(data, 4, 3, es), 3, 4, es);
     raw->commit();
+    const auto t = transposed(data, 4, 3, es);
+    EXPECT_EQ(read_bytes(dir / "vt.raw"), std::string(t.begin(), t.end()));
+    auto h5 = create_sink(dir / "vt.h5", *src, {SinkOptions{true}});
+    write_tiled(*h5, transposed(data, 4, 3, es), 3, 4, es);
+    h5->commit();
+    auto h5back = open_source(dir / "vt.h5", {});
+    EXPECT_EQ(h5back->info().elem_size, std::size_t(es));
+    EXPECT_NE(h5back->describe().find(es == 1 ? "1-byte enum" : "-byte opaque"), std::string::npos) << h5back->describe();
+    EXPECT_EQ(read_tiled(*h5back), transposed(data, 4, 3, es));
   }
 }
 

@@ -1,0 +1,81 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "gtranspose/bench.hpp"
+#include "gtranspose/types.hpp"
+
+namespace {
+
+TEST(CpuBench, SmallMatrixEveryTypeVerified) {
+  for (gt::DType t : {gt::DType::u8, gt::DType::f16, gt::DType::f32, gt::DType::f64, gt::DType::c128}) {
+    gt::BenchOptions o;
+    o.shape = {300, 517};
+    o.dtype = t;
+    o.reps = 3;
+    o.warmup = 1;
+    o.threads = 2;
+    o.seed = 77;
+    const gt::BenchResult r = gt::run_cpu_bench(o);
+    EXPECT_EQ(r.device, "CPU, 2 threads");
+    EXPECT_EQ(r.reference, "memcpy");
+    EXPECT_EQ(r.seed, 77u);
+    ASSERT_EQ(r.rows.size(), 2u);
+    EXPECT_EQ(r.rows[0].name, "memcpy");
+    EXPECT_EQ(r.rows[1].name, "cpu-blocked");
+    for (const gt::BenchRow& row : r.rows) {
+      EXPECT_TRUE(row.verified) << row.name << ": " << row.note;
+      EXPECT_EQ(row.dtype, gt::dtype_name(t));
+      EXPECT_EQ(row.shape, o.shape);
+      EXPECT_GT(row.gbps, 0);
+      EXPECT_LE(row.min_ms, row.median_ms);
+      EXPECT_LE(row.median_ms, row.max_ms);
+      const double bytes = 300.0 * 517 * gt::dtype_size(t);
+      EXPECT_NEAR(row.gbps, 2 * bytes / (row.median_ms * 1e-3) / 1e9, row.gbps * 1e-9);
+    }
+    EXPECT_DOUBLE_EQ(r.rows[0].pct_of_copy, 100.0);
+    EXPECT_NEAR(r.rows[1].pct_of_copy, 100.0 * r.rows[1].gbps / r.rows[0].gbps, 1e-9);
+  }
+}
+
+TEST(CpuBench, RejectsNoRepetitions) {
+  gt::BenchOptions o;
+  o.shape = {8, 8};
+  o.reps = 0;
+  EXPECT_THROW(gt::run_cpu_bench(o), std::exception);
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+// The CPU target, without the CLI: 1 GiB matrices (16384 rows) of
+// every element size beside a memcpy of the same bytes. Run with
+//   gt_cpu_tests --gtest_also_run_disabled_tests --gtest_filter=CpuBench.DISABLED_OneGiB
+// GT_BENCH_THREADS (default: all cores), GT_BENCH_REPS (10), GT_BENCH_DTYPES
+// ("f32,f64,u8,f16,c128") choose what runs.
+TEST(CpuBench, DISABLED_OneGiB) {
+  const char* list = std::getenv("GT_BENCH_DTYPES");
+  std::string dtypes = list && *list ? list : "f32,f64,u8,f16,c128";
+  std::size_t pos = 0;
+  while (pos <= dtypes.size()) {
+    const std::size_t comma = std::min(dtypes.find(',', pos), dtypes.size());
+    const auto t = gt::parse_dtype(dtypes.substr(pos, comma - pos));
+    pos = comma + 1;
+    ASSERT_TRUE(t.has_value());
+    gt::BenchOptions o;
+    o.dtype = *t;
+    o.shape = {16384, (std::uint64_t(1) << 30) / 16384 / gt::dtype_size(*t)};
+    o.threads = env_int("GT_BENCH_THREADS", 0);
+    o.reps = env_int("GT_BENCH_REPS", 10);
+    o.warmup = 2;
+    const gt::BenchResult r = gt::run_cpu_bench(o);
+    std::cout << gt::format_bench(r) << std::flush;
+    for (const gt::BenchRow& row : r.rows) EXPECT_TRUE(row.verified) << row.name << ": " << row.note;
+  }
+}
+
+}  // namespace

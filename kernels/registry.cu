@@ -1,5 +1,154 @@
-#include "gtranspose/kernels.hpp"
+// The registry: every kernel by name, the shared problem checks, and the
+// tuning table that `best()` (and `--kernel auto`) reads.
+#include <algorithm>
+#include <string>
+
+#include "detail/common.cuh"
+#include "detail/families.hpp"
+
 namespace gt::kernels {
-const char* kind_name(Kind k) { return k == Kind::transpose ? "transpose" : k == Kind::inplace ? "in-place" : "copy"; }
-const std::vector<KernelInfo>& registry() { static std::vector<KernelInfo> r; return r; }
+
+namespace detail {
+
+void check(cudaError_t e, const char* what, const char* file, int line) {
+  if (e == cudaSuccess) return;
+  // Clear a non-sticky error so the next call does not report it again.
+  cudaGetLastError();
+  throw Error(ErrorKind::cuda, std::string(what) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                                   ") at " + file + ":" + std::to_string(line));
 }
+
+void check_launch(const char* kernel, const char* file, int line) {
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return;
+  throw Error(ErrorKind::cuda, std::string("launch of kernel ") + kernel + " failed: " + cudaGetErrorName(e) + " (" +
+                                   cudaGetErrorString(e) + ") at " + file + ":" + std::to_string(line));
+}
+
+namespace {
+bool fail(std::string* why, std::string msg) {
+  if (why) *why = std::move(msg);
+  return false;
+}
+std::string shape_str(const Problem& p) { return std::to_string(p.rows) + "x" + std::to_string(p.cols); }
+}  // namespace
+
+bool check_problem(const char* name, const Problem& p, const Limits& lim, std::string* why) {
+  const std::size_t s = p.elem_size;
+  if (!(s == 1 || s == 2 || s == 4 || s == 8 || s == 16))
+    return fail(why, "element size " + std::to_string(s) + " is not one of 1, 2, 4, 8, 16");
+  if (lim.kind == Kind::inplace && p.rows != p.cols)
+    return fail(why, std::string(name) + " transposes in place: the matrix must be square, not " + shape_str(p));
+  if (p.ld_in && p.ld_in < p.cols)
+    return fail(why, "ld_in " + std::to_string(p.ld_in) + " is smaller than cols " + std::to_string(p.cols));
+  if (lim.kind != Kind::inplace && p.ld_out) {
+    const std::uint64_t need = lim.kind == Kind::copy ? p.cols : p.rows;
+    if (p.ld_out < need)
+      return fail(why, "ld_out " + std::to_string(p.ld_out) + " is smaller than the output row length " +
+                           std::to_string(need));
+  }
+  if (p.block_x || p.block_y) {
+    if (!lim.block_shape) return fail(why, std::string(name) + " has a fixed block shape (block_x/block_y must be 0)");
+    if (!p.block_x) return fail(why, "block_y is set without block_x");
+    const std::uint64_t by = p.block_y ? p.block_y : 1;
+    if (std::uint64_t(p.block_x) * by > lim.max_threads)
+      return fail(why, "block " + std::to_string(p.block_x) + "x" + std::to_string(by) + " exceeds " +
+                           std::to_string(lim.max_threads) + " threads");
+    if (lim.square_tile_block && (by > p.block_x || p.block_x % by != 0))
+      return fail(why, std::string(name) + " moves block_x x block_x tiles: block_y (" + std::to_string(by) +
+                           ") must divide block_x (" + std::to_string(p.block_x) + ")");
+  }
+  return true;
+}
+
+void require(const KernelInfo& k, const void* in, const void* out, const Problem& p) {
+  std::string why;
+  if (!k.supports(p, &why)) throw Error(ErrorKind::usage, std::string(k.name) + ": " + why);
+  const std::uintptr_t a = p.elem_size < 16 ? p.elem_size : 16;
+  if (reinterpret_cast<std::uintptr_t>(in) % a != 0 || (out && reinterpret_cast<std::uintptr_t>(out) % a != 0))
+    throw Error(ErrorKind::usage, std::string(k.name) + ": device pointers must be aligned to " + std::to_string(a) +
+                                      " bytes for " + std::to_string(p.elem_size) + "-byte elements");
+}
+
+}  // namespace detail
+
+const char* kind_name(Kind k) {
+  return k == Kind::transpose ? "transpose" : k == Kind::inplace ? "in-place" : "copy";
+}
+
+const std::vector<KernelInfo>& registry() {
+  using namespace detail;
+  static const std::vector<KernelInfo> r = {
+      copy_info(),         copy_col_info(),          naive_row_info(),   naive_col_info(),
+      row_per_thread_info(), single_thread_info(),   tiled_info(),       smem_info(),
+      padded_info(),       unrolled_info(),          unroll4_row_info(), unroll4_col_info(),
+      diagonal_info(),     smem_unroll_pad_dyn_info(), inplace_swap_info(), inplace_tiled_info(),
+  };
+  return r;
+}
+
+const KernelInfo* find(std::string_view name) {
+  for (const auto& k : registry())
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
+namespace {
+// The tuning table: the fastest kernel per element size, and the run that
+// chose it. Rows are filled from docs/PERF.md ("Kernels (issue 4)").
+struct BestRow {
+  std::size_t elem_size;
+  Kind kind;
+  const char* name;
+  const char* chosen_by;
+};
+constexpr BestRow kBest[] = {
+    {1, Kind::transpose, "padded", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue 16384x65536 i8"},
+    {2, Kind::transpose, "padded", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue 16384x32768 f16"},
+    {4, Kind::transpose, "padded", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue 16384x16384 f32"},
+    {8, Kind::transpose, "padded", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue 16384x8192 f64"},
+    {16, Kind::transpose, "padded", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue 16384x4096 16-byte"},
+    {1, Kind::inplace, "inplace-tiled", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue square i8"},
+    {2, Kind::inplace, "inplace-tiled", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue square f16"},
+    {4, Kind::inplace, "inplace-tiled", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue 16384^2 f32"},
+    {8, Kind::inplace, "inplace-tiled", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue square f64"},
+    {16, Kind::inplace, "inplace-tiled", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue square 16-byte"},
+};
+}  // namespace
+
+Choice best_choice(std::size_t elem_size, Kind kind) {
+  if (kind == Kind::copy) return {find("copy"), "the upper bound by definition"};
+  for (const auto& b : kBest)
+    if (b.elem_size == elem_size && b.kind == kind) return {find(b.name), b.chosen_by};
+  throw Error(ErrorKind::usage, "element size " + std::to_string(elem_size) + " is not one of 1, 2, 4, 8, 16");
+}
+
+const KernelInfo& best(std::size_t elem_size, Kind kind) { return *best_choice(elem_size, kind).kernel; }
+
+std::string names(Kind kind) {
+  std::string out;
+  for (const auto& k : registry()) {
+    if (k.kind != kind) continue;
+    if (!out.empty()) out += ", ";
+    out += k.name;
+  }
+  return out;
+}
+
+std::vector<Variant> tuning_variants(std::string_view kernel, std::size_t elem_size) {
+  if (!(elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8 || elem_size == 16)) return {};
+  if (kernel == "padded") return detail::padded_tuning_variants(elem_size);
+  if (kernel == "inplace-tiled") return detail::inplace_tuning_variants(elem_size);
+  return {};
+}
+
+std::string names() {
+  std::string out;
+  for (const auto& k : registry()) {
+    if (!out.empty()) out += ", ";
+    out += k.name;
+  }
+  return out;
+}
+
+}  // namespace gt::kernels

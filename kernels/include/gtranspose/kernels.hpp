@@ -7,9 +7,14 @@
 //                 (ld_out ignored).
 //   copy kernels: `out` is rows x cols with leading dimension ld_out >= cols; they
 //                 are the bandwidth bounds of a transpose, not transposes.
-// Elements are opaque blobs of elem_size bytes: 1, 2, 4, 8 or 16.
-// Launches are asynchronous on `stream`; they check launch errors and throw
-// gt::Error(cuda) on failure.
+// Elements are opaque blobs of elem_size bytes: 1, 2, 4, 8 or 16. Pointers must
+// be aligned to the element size (16-byte elements: 16 bytes). Kernels that can
+// use 16-byte vector accesses do so when both pointers and both leading
+// dimensions (in bytes) are multiples of 16, and fall back to element accesses
+// otherwise; the result is the same.
+// Launches are asynchronous on `stream`. A problem the kernel does not support
+// throws gt::Error(usage) with supports()'s reason; launch errors throw
+// gt::Error(cuda).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -41,6 +46,9 @@ struct KernelInfo {
   bool (*supports)(const Problem& p, std::string* why);
   // out is ignored (may be null) for Kind::inplace; `in` is then the matrix.
   void (*launch)(const void* in, void* out, const Problem& p, cudaStream_t stream);
+  // True when the kernel honours Problem::block_x/block_y (the block-shape
+  // sweep); kernels with a fixed shape reject a non-zero one in supports().
+  bool block_shape = false;
 };
 
 const std::vector<KernelInfo>& registry();
@@ -49,6 +57,12 @@ const KernelInfo* find(std::string_view name);
 // The fastest out-of-place (or in-place) kernel for an element size, from
 // the tuning table in registry.cu (with the run that chose it).
 const KernelInfo& best(std::size_t elem_size, Kind kind = Kind::transpose);
+// The same choice with the measurement behind it ("H100, 2026-11-23, ...").
+struct Choice {
+  const KernelInfo* kernel;
+  const char* chosen_by;
+};
+Choice best_choice(std::size_t elem_size, Kind kind = Kind::transpose);
 // "copy, copy-col, naive-row, ..." for help texts.
 std::string names(Kind kind);
 std::string names();

@@ -1,0 +1,127 @@
+// What every kernel family shares: element carriers, resolved extents,
+// tile-index maths, grid sizing, problem checks and CUDA error checks.
+// Internal to kernels/; the public contract is gtranspose/kernels.hpp.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "gtranspose/error.hpp"
+#include "gtranspose/kernels.hpp"
+
+namespace gt::kernels::detail {
+
+// A transpose only moves bytes: each element size travels in one unsigned
+// carrier of that size. 16-byte elements use uint4 (16-byte aligned).
+template <std::size_t S>
+struct Carrier;
+template <>
+struct Carrier<1> { using type = std::uint8_t; };
+template <>
+struct Carrier<2> { using type = std::uint16_t; };
+template <>
+struct Carrier<4> { using type = std::uint32_t; };
+template <>
+struct Carrier<8> { using type = std::uint64_t; };
+template <>
+struct Carrier<16> { using type = uint4; };
+template <std::size_t S>
+using carrier_t = typename Carrier<S>::type;
+
+// Extents with the leading dimensions resolved (never 0). All 64-bit: a
+// matrix of more than 2^31 elements is an ordinary case.
+struct Dims {
+  std::uint64_t rows, cols, ld_in, ld_out;
+};
+
+// Out of place the output is cols x rows (packed ld = rows); a copy's output
+// is rows x cols (packed ld = cols); in place ld_out is unused.
+inline Dims resolve(const Problem& p, Kind kind) {
+  Dims d{p.rows, p.cols, p.ld_in ? p.ld_in : p.cols, p.ld_out};
+  if (!d.ld_out) d.ld_out = kind == Kind::copy ? p.cols : p.rows;
+  if (kind == Kind::inplace) d.ld_out = d.ld_in;
+  return d;
+}
+
+__host__ __device__ __forceinline__ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
+
+struct TileIdx {
+  std::uint64_t r, c;  // tile row and tile column
+};
+
+// Linear block index -> (tile row, tile col), tile columns fastest, so that
+// consecutive blocks read neighbouring tiles of one band of input rows. The
+// 32-bit path is what every realistic grid takes: a 64-bit division costs
+// several times more and runs once per tile.
+__device__ __forceinline__ TileIdx linear_tile(std::uint64_t b, std::uint64_t ntc) {
+  if (((b | ntc) >> 32) == 0) {
+    const std::uint32_t q = std::uint32_t(b) / std::uint32_t(ntc);
+    return {q, std::uint32_t(b) - q * std::uint32_t(ntc)};
+  }
+  const std::uint64_t q = b / ntc;
+  return {q, b - q * ntc};
+}
+
+// One dimension of grid for `blocks` units of work; kernels loop
+// (grid-stride) when there are more units than blocks, so any count works.
+inline unsigned grid_1d(std::uint64_t blocks) {
+  constexpr std::uint64_t kMax = 0x7fffffffull;
+  return unsigned(blocks < kMax ? blocks : kMax);
+}
+
+// Throws gt::Error(cuda) naming the call, file and line.
+void check(cudaError_t e, const char* what, const char* file, int line);
+// After a launch: a configuration error (grid, shared memory) surfaces here.
+void check_launch(const char* kernel, const char* file, int line);
+
+#define GT_KCHECK(call) ::gt::kernels::detail::check((call), #call, __FILE__, __LINE__)
+#define GT_KLAUNCHED(name) ::gt::kernels::detail::check_launch((name), __FILE__, __LINE__)
+
+// Calls f(std::integral_constant<size_t, S>{}) for the run-time element size,
+// so each kernel is written once as a template on S.
+template <class F>
+decltype(auto) with_elem_size(std::size_t s, F&& f) {
+  switch (s) {
+    case 1: return f(std::integral_constant<std::size_t, 1>{});
+    case 2: return f(std::integral_constant<std::size_t, 2>{});
+    case 4: return f(std::integral_constant<std::size_t, 4>{});
+    case 8: return f(std::integral_constant<std::size_t, 8>{});
+    case 16: return f(std::integral_constant<std::size_t, 16>{});
+    default:
+      throw Error(ErrorKind::usage, "element size " + std::to_string(s) + " is not one of 1, 2, 4, 8, 16");
+  }
+}
+
+// What a kernel family needs checked beyond the shared rules.
+struct Limits {
+  Kind kind = Kind::transpose;
+  bool block_shape = false;        // honours Problem::block_x/block_y
+  bool square_tile_block = false;  // block_x is a tile side, block_y divides it
+  unsigned max_threads = 1024;
+};
+
+// The shared rules: element size, leading dimensions, square for in place,
+// block shape. Sets *why (when given) and returns false on the first failure.
+bool check_problem(const char* name, const Problem& p, const Limits& lim, std::string* why);
+
+// The block shape to use: the problem's when given, else the default.
+inline dim3 block_or(const Problem& p, unsigned dx, unsigned dy) {
+  return p.block_x ? dim3(p.block_x, p.block_y ? p.block_y : 1) : dim3(dx, dy);
+}
+
+// Throws gt::Error(usage) when supports() says no, and checks alignment.
+void require(const KernelInfo& k, const void* in, const void* out, const Problem& p);
+
+// True when 16-byte vector accesses are possible on both sides: both pointers
+// and both leading dimensions (in bytes) are multiples of 16.
+inline bool vec16_ok(const void* in, const void* out, const Dims& d, std::size_t s) {
+  return (reinterpret_cast<std::uintptr_t>(in) % 16) == 0 && (reinterpret_cast<std::uintptr_t>(out) % 16) == 0 &&
+         (d.ld_in * s) % 16 == 0 && (d.ld_out * s) % 16 == 0;
+}
+
+}  // namespace gt::kernels::detail

@@ -1,0 +1,224 @@
+// In-place transposes of a square n x n matrix (leading dimension ld >= n).
+// `inplace-swap` (seed 003): thread (x, y) with x < y swaps a[y][x] and
+// a[x][y]; half the threads idle and both accesses of a pair are strided on
+// one side. `inplace-tiled`: one block per tile pair (I, J), I <= J, of the
+// upper triangle: it reads tiles (I, J) and (J, I) into two padded shared
+// buffers and, after a barrier, writes each transposed into the other's
+// place; a diagonal tile (I, I) goes alone. (Seed 003's blog version
+// transposes every tile in its own place, which is right only on the
+// diagonal.) Full aligned tiles use the 16-byte super-element path of
+// `padded`; the rest the element-wise path.
+#include <string>
+#include <tuple>
+
+#include "detail/common.cuh"
+#include "detail/families.hpp"
+#include "detail/super.cuh"
+#include "gtranspose/kernel_tuning.hpp"
+
+namespace gt::kernels::detail {
+namespace {
+
+template <class T>
+__global__ void inplace_swap_kernel(T* a, std::uint64_t n, std::uint64_t ld, std::uint64_t ntr, std::uint64_t ntc) {
+  for (std::uint64_t b = blockIdx.x; b < ntr * ntc; b += gridDim.x) {
+    const TileIdx t = linear_tile(b, ntc);
+    const std::uint64_t x = t.c * blockDim.x + threadIdx.x, y = t.r * blockDim.y + threadIdx.y;
+    if (x < y && y < n) {
+      const T lower = a[y * ld + x];
+      a[y * ld + x] = a[x * ld + y];
+      a[x * ld + y] = lower;
+    }
+  }
+}
+
+bool inplace_swap_supports(const Problem& p, std::string* why) {
+  return check_problem("inplace-swap", p, Limits{Kind::inplace, true, false, 1024}, why);
+}
+
+void launch_inplace_swap(const void* in, void*, const Problem& p, cudaStream_t stream) {
+  require(inplace_swap_info(), in, nullptr, p);
+  const Dims d = resolve(p, Kind::inplace);
+  if (!d.rows) return;
+  const dim3 block = block_or(p, 32, 8);
+  const std::uint64_t ntr = ceil_div(d.rows, block.y), ntc = ceil_div(d.cols, block.x);
+  with_elem_size(p.elem_size, [&](auto sz) {
+    using T = carrier_t<decltype(sz)::value>;
+    inplace_swap_kernel<T><<<grid_1d(ntr * ntc), block, 0, stream>>>(
+        static_cast<T*>(const_cast<void*>(in)), d.rows, d.ld_in, ntr, ntc);
+  });
+  GT_KLAUNCHED("inplace-swap");
+}
+
+// Pair p of the upper triangle (row-major: row I holds pairs (I, I..nt-1))
+// -> (I, J). Row I starts at pair I*(2nt - I + 1)/2; the square root gives
+// the row to within one, the loops settle it exactly.
+__device__ __forceinline__ void pair_coords(std::uint64_t p, std::uint64_t nt, std::uint64_t& I, std::uint64_t& J) {
+  auto start = [nt](std::uint64_t k) { return k * (2 * nt - k + 1) / 2; };
+  const double b = 2.0 * double(nt) + 1.0;
+  const double x = (b - sqrt(b * b - 8.0 * double(p))) / 2.0;
+  std::uint64_t i = x > 0 ? std::uint64_t(x) : 0;
+  if (i >= nt) i = nt - 1;
+  while (i > 0 && start(i) > p) --i;
+  while (start(i + 1) <= p) ++i;
+  I = i;
+  J = i + (p - start(i));
+}
+
+// Tiles are T x T elements (T = TR = TC); shared memory is two super buffers
+// (dynamic: a 64x64-double pair needs more than the 48 KiB default).
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
+    inplace_tiled_kernel(unsigned char* a, std::uint64_t n, std::uint64_t ld, std::uint64_t nt, std::uint64_t npairs,
+                         bool vec) {
+  constexpr std::size_t S = Cfg::S;
+  constexpr unsigned T = Cfg::TR;
+  static_assert(Cfg::TR == Cfg::TC, "in-place tiles are square");
+  using E = carrier_t<S>;
+  extern __shared__ uint4 smem_dyn[];
+  auto smA = reinterpret_cast<uint4(*)[Cfg::PITCH]>(smem_dyn);
+  auto smB = reinterpret_cast<uint4(*)[Cfg::PITCH]>(smem_dyn + Cfg::TSR * Cfg::PITCH);
+  const std::uint64_t pitch = ld * S;
+  for (std::uint64_t p = blockIdx.x; p < npairs; p += gridDim.x) {
+    std::uint64_t I, J;
+    pair_coords(p, nt, I, J);
+    const std::uint64_t rI = I * T, rJ = J * T;
+    unsigned char* pa = a + (rI * ld + rJ) * S;  // tile (I, J)
+    unsigned char* pb = a + (rJ * ld + rI) * S;  // tile (J, I)
+    // J >= I, so J's extent bounds both tiles.
+    if (vec && rJ + T <= n) {
+      if (I == J) {
+        TileRegs<Cfg> ra;
+        load_tile<Cfg>(ra, pa, pitch);
+        stash_tile<Cfg>(ra, smA);
+        __syncthreads();
+        store_tile<Cfg>(smA, pa, pitch);
+      } else {
+        TileRegs<Cfg> ra, rb;
+        load_tile<Cfg>(ra, pa, pitch);
+        load_tile<Cfg>(rb, pb, pitch);
+        stash_tile<Cfg>(ra, smA);
+        stash_tile<Cfg>(rb, smB);
+        __syncthreads();
+        store_tile<Cfg>(smA, pb, pitch);
+        store_tile<Cfg>(smB, pa, pitch);
+      }
+    } else {
+      E* m = reinterpret_cast<E*>(a);
+      E* eA = reinterpret_cast<E*>(&smA[0][0]);
+      E* eB = reinterpret_cast<E*>(&smB[0][0]);
+      const unsigned vi = unsigned(n - rI < T ? n - rI : T), vj = unsigned(n - rJ < T ? n - rJ : T);
+      edge_load<E, Cfg::THREADS>(eA, m, ld, rI, rJ, vi, vj);
+      if (I != J) edge_load<E, Cfg::THREADS>(eB, m, ld, rJ, rI, vj, vi);
+      __syncthreads();
+      edge_store<E, Cfg::THREADS>(eA, m, ld, rI, rJ, vi, vj);
+      if (I != J) edge_store<E, Cfg::THREADS>(eB, m, ld, rJ, rI, vj, vi);
+    }
+    // The next pair reuses the shared buffers.
+    if (p + gridDim.x < npairs) __syncthreads();
+  }
+}
+
+template <class Cfg>
+void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t stream) {
+  require(inplace_tiled_info(), in, nullptr, p);
+  const Dims d = resolve(p, Kind::inplace);
+  if (!d.rows) return;
+  if (p.elem_size != Cfg::S)
+    throw Error(ErrorKind::usage, "inplace-tiled variant for " + std::to_string(Cfg::S) +
+                                      "-byte elements called with " + std::to_string(p.elem_size) + "-byte elements");
+  const std::uint64_t nt = ceil_div(d.rows, Cfg::TR), npairs = nt * (nt + 1) / 2;
+  const std::size_t smem = 2 * Cfg::SMEM;
+  auto kernel = inplace_tiled_kernel<Cfg>;
+  if (smem > 48 * 1024)
+    GT_KCHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  void* a = const_cast<void*>(in);
+  kernel<<<grid_1d(npairs), Cfg::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt, npairs,
+                                                          vec16_ok(a, a, d, Cfg::S));
+  GT_KLAUNCHED("inplace-tiled");
+}
+
+// Tunings: SuperCfg<S, TSR, TSC, THREADS, MINB, A_DOWN, B_ACROSS, STREAM>,
+// square tiles (TSR*K == TSC*C). First row: the default.
+template <std::size_t S>
+struct InplaceTunings;
+template <>
+struct InplaceTunings<1> {
+  using Default = SuperCfg<1, 32, 32, 256, 1, true, true, false>;  // 128x128 bytes per tile
+  using Alt = std::tuple<SuperCfg<1, 16, 16, 64, 1, true, true, false>, SuperCfg<1, 32, 32, 128, 1, true, true, false>>;
+};
+template <>
+struct InplaceTunings<2> {
+  using Default = SuperCfg<2, 64, 32, 256, 1, true, true, false>;  // 128x128 halves per tile
+  using Alt = std::tuple<SuperCfg<2, 32, 16, 128, 1, true, true, false>, SuperCfg<2, 64, 32, 512, 1, true, true, false>>;
+};
+template <>
+struct InplaceTunings<4> {
+  using Default = SuperCfg<4, 64, 16, 256, 1, false, true, false>;  // 64x64 floats per tile
+  using Alt = std::tuple<SuperCfg<4, 32, 8, 64, 1, false, true, false>, SuperCfg<4, 64, 16, 128, 1, false, true, false>,
+                         SuperCfg<4, 128, 32, 512, 1, false, true, false>, SuperCfg<4, 64, 16, 256, 1, false, true, true>>;
+};
+template <>
+struct InplaceTunings<8> {
+  using Default = SuperCfg<8, 64, 32, 256, 1, false, true, false>;  // 64x64 doubles per tile
+  using Alt = std::tuple<SuperCfg<8, 32, 16, 128, 1, false, true, false>, SuperCfg<8, 64, 32, 512, 1, false, true, false>>;
+};
+template <>
+struct InplaceTunings<16> {
+  using Default = SuperCfg<16, 32, 32, 256, 1, false, false, false>;  // 32x32 16-byte elements per tile
+  using Alt = std::tuple<SuperCfg<16, 16, 16, 64, 1, false, false, false>, SuperCfg<16, 32, 32, 128, 1, false, false, false>>;
+};
+
+template <class Cfg>
+std::string inplace_cfg_name() {
+  return "inplace-tiled/" + std::to_string(Cfg::TR) + "x" + std::to_string(Cfg::TC) + "-" +
+         std::to_string(Cfg::THREADS) + "t" + (Cfg::STREAM ? "-cs" : "");
+}
+
+template <class Cfg>
+std::string inplace_cfg_params() {
+  return "tile pair of " + std::to_string(Cfg::TR) + "x" + std::to_string(Cfg::TC) + " elements (" +
+         std::to_string(2 * Cfg::SMEM) + " B shared), " + std::to_string(Cfg::THREADS) + " threads" +
+         (Cfg::STREAM ? ", evict-first" : "");
+}
+
+template <std::size_t S>
+std::vector<Variant> inplace_variants() {
+  using Tn = InplaceTunings<S>;
+  std::vector<Variant> v;
+  v.push_back({inplace_cfg_name<typename Tn::Default>(), inplace_cfg_params<typename Tn::Default>(), true,
+               launch_inplace_cfg<typename Tn::Default>});
+  std::apply([&](auto... c) { (v.push_back({inplace_cfg_name<decltype(c)>(), inplace_cfg_params<decltype(c)>(), false,
+                                            launch_inplace_cfg<decltype(c)>}), ...); },
+             typename Tn::Alt{});
+  return v;
+}
+
+bool inplace_tiled_supports(const Problem& p, std::string* why) {
+  return check_problem("inplace-tiled", p, Limits{Kind::inplace, false, false, 1024}, why);
+}
+
+void launch_inplace_tiled(const void* in, void* out, const Problem& p, cudaStream_t stream) {
+  with_elem_size(p.elem_size, [&](auto sz) {
+    launch_inplace_cfg<typename InplaceTunings<decltype(sz)::value>::Default>(in, out, p, stream);
+  });
+}
+
+}  // namespace
+
+std::vector<Variant> inplace_tuning_variants(std::size_t elem_size) {
+  return with_elem_size(elem_size, [](auto sz) { return inplace_variants<decltype(sz)::value>(); });
+}
+
+KernelInfo inplace_swap_info() {
+  return {"inplace-swap", "square, in place: thread (x, y) with x < y swaps a[y][x] and a[x][y] (32x8 threads)",
+          Kind::inplace, inplace_swap_supports, launch_inplace_swap, true};
+}
+
+KernelInfo inplace_tiled_info() {
+  return {"inplace-tiled",
+          "square, in place: one block per tile pair (I,J),(J,I) through two padded shared tiles, 16-byte accesses",
+          Kind::inplace, inplace_tiled_supports, launch_inplace_tiled, false};
+}
+
+}  // namespace gt::kernels::detail

@@ -1,0 +1,306 @@
+// Every kernel of the registry x every element size x shapes with edges,
+// leading dimensions, skinny matrices, and one matrix of more than 2^31
+// elements, checked on the device against the position pattern. Outputs are
+// poisoned before each run and their padding must stay poisoned; inputs
+// must come back untouched. Without a GPU every test skips with the reason.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "device/device_util.cuh"
+#include "gtranspose/error.hpp"
+#include "gtranspose/kernels.hpp"
+
+namespace {
+
+using gt::kernels::Kind;
+using gt::kernels::KernelInfo;
+using gt::kernels::Problem;
+
+constexpr std::size_t kSizes[] = {1, 2, 4, 8, 16};
+
+struct Shape {
+  std::uint64_t rows, cols;
+  std::uint64_t ld_in_extra, ld_out_extra;  // leading dimension = packed + extra (0: pass ld 0)
+  const char* label;
+};
+
+// Out of place (and copies): the brief's shapes, odd leading dimensions, and
+// shapes that reach the 16-byte paths of the tuned kernels with partial
+// tiles at both edges (1040 = 8*128 + 16 rows; 2000 = 15*128 + 80 columns),
+// and skinny matrices (fewer rows or columns than any tile).
+const Shape kOutOfPlace[] = {
+    {1, 1, 0, 0, "1x1"},
+    {1, 37, 0, 0, "1x37"},
+    {37, 1, 0, 0, "37x1"},
+    {31, 33, 0, 0, "31x33"},
+    {1000, 999, 0, 0, "1000x999"},
+    {4097, 2049, 0, 0, "4097x2049"},
+    {4096, 4096, 0, 0, "4096x4096"},
+    {1000, 999, 3, 5, "1000x999_ld3_5"},
+    {1040, 2000, 0, 0, "1040x2000"},
+    {1040, 2000, 16, 32, "1040x2000_ld16_32"},
+    {3, 70001, 0, 0, "3x70001"},
+    {70001, 3, 0, 0, "70001x3"},
+};
+
+// In place: squares of odd and even sides, aligned sides with a partial
+// last tile, and leading dimensions.
+const Shape kInPlace[] = {
+    {1, 1, 0, 0, "1x1"},
+    {31, 31, 0, 0, "31x31"},
+    {32, 32, 0, 0, "32x32"},
+    {1000, 1000, 0, 0, "1000x1000"},
+    {1001, 1001, 0, 0, "1001x1001"},
+    {1040, 1040, 0, 0, "1040x1040"},
+    {4096, 4096, 0, 0, "4096x4096"},
+    {1001, 1001, 5, 0, "1001x1001_ld5"},
+    {1040, 1040, 16, 0, "1040x1040_ld16"},
+};
+
+struct Case {
+  std::string kernel;
+  std::size_t elem;
+  Shape shape;
+  unsigned bx = 0, by = 0;
+};
+
+std::string case_name(const Case& c) {
+  std::string s = c.kernel + "_e" + std::to_string(c.elem) + "_" + c.shape.label;
+  if (c.bx) s += "_b" + std::to_string(c.bx) + "x" + std::to_string(c.by);
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+std::vector<Case> catalogue_cases() {
+  std::vector<Case> out;
+  for (const auto& k : gt::kernels::registry())
+    for (std::size_t s : kSizes) {
+      if (k.kind == Kind::inplace)
+        for (const auto& sh : kInPlace) out.push_back({k.name, s, sh});
+      else
+        for (const auto& sh : kOutOfPlace) out.push_back({k.name, s, sh});
+    }
+  return out;
+}
+
+// Block shapes for the kernels that honour them, on one shape with edges.
+std::vector<Case> block_cases() {
+  const unsigned shapes[][2] = {{16, 16}, {64, 4}, {32, 32}, {8, 8}, {256, 1}};
+  std::vector<Case> out;
+  for (const auto& k : gt::kernels::registry()) {
+    if (!k.block_shape) continue;
+    const Shape sh = k.kind == Kind::inplace ? Shape{1001, 1001, 0, 0, "1001x1001"} : Shape{1000, 999, 3, 5, "1000x999_ld3_5"};
+    for (std::size_t s : {std::size_t(1), std::size_t(8), std::size_t(16)})
+      for (const auto& b : shapes) out.push_back({k.name, s, sh, b[0], b[1]});
+  }
+  return out;
+}
+
+std::string shape_text(const Problem& p) {
+  return std::to_string(p.rows) + "x" + std::to_string(p.cols);
+}
+
+// Runs one case and records failures with a one-line reproducer. Returns
+// false with *skip set when the kernel does not support the case.
+void run_case(const Case& c, const std::string& test_name, std::string* skip) {
+  const KernelInfo* k = gt::kernels::find(c.kernel);
+  ASSERT_NE(k, nullptr) << "no kernel named " << c.kernel;
+  const std::uint64_t rows = c.shape.rows, cols = c.shape.cols;
+  Problem p;
+  p.rows = rows;
+  p.cols = cols;
+  p.elem_size = c.elem;
+  p.block_x = c.bx;
+  p.block_y = c.by;
+  const bool inplace = k->kind == Kind::inplace, copy = k->kind == Kind::copy;
+  const std::uint64_t ld_in = cols + c.shape.ld_in_extra;
+  const std::uint64_t out_rows = copy ? rows : cols, out_cols = copy ? cols : rows;
+  const std::uint64_t ld_out = out_cols + c.shape.ld_out_extra;
+  p.ld_in = c.shape.ld_in_extra ? ld_in : 0;
+  p.ld_out = inplace || !c.shape.ld_out_extra ? 0 : ld_out;
+  std::string why;
+  if (!k->supports(p, &why)) {
+    EXPECT_FALSE(why.empty()) << c.kernel << ": supports() said no without a reason";
+    *skip = c.kernel + " does not run " + shape_text(p) + ": " + why;
+    return;
+  }
+  const std::uint64_t seed = gtt::test_seed(test_name);
+  char repro[512];
+  std::snprintf(repro, sizeof repro,
+                "reproduce: GT_TEST_SEED=0x%" PRIx64 " gt_device_tests --gtest_filter='*%s*'  [kernel=%s shape=%s elem=%zu "
+                "ld_in=%" PRIu64 " ld_out=%" PRIu64 " block=%ux%u seed=0x%" PRIx64 "]",
+                seed, test_name.c_str(), c.kernel.c_str(), shape_text(p).c_str(), c.elem, ld_in,
+                inplace ? ld_in : ld_out, c.bx, c.by, seed);
+
+  cudaStream_t stream;
+  GTT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  gtt::DeviceBuffer in(rows * ld_in * c.elem);
+  gtt::DeviceBuffer out(inplace ? 0 : out_rows * ld_out * c.elem);
+  ASSERT_TRUE(in.ok() && out.ok()) << "cudaMalloc failed; " << repro;
+  GTT_CUDA(gtt::fill(in.get(), c.elem, rows, cols, ld_in, seed, gtt::kPadIn));
+  if (!inplace) GTT_CUDA(cudaMemset(out.get(), gtt::kPoison, out.bytes()));
+  // fill and memset ran on the legacy stream, which a non-blocking stream does not wait for.
+  GTT_CUDA(cudaDeviceSynchronize());
+  try {
+    k->launch(in.get(), inplace ? nullptr : out.get(), p, stream);
+  } catch (const gt::Error& e) {
+    cudaStreamDestroy(stream);
+    FAIL() << "launch threw: " << e.what() << "; " << repro;
+  }
+  GTT_CUDA(cudaStreamSynchronize(stream));
+  GTT_CUDA(cudaStreamDestroy(stream));
+
+  const gtt::Check res = inplace ? gtt::verify(in.get(), c.elem, rows, cols, ld_in, seed, true, gtt::kPadIn)
+                                 : gtt::verify(out.get(), c.elem, out_rows, out_cols, ld_out, seed, !copy, gtt::kPoison);
+  ASSERT_EQ(res.err, cudaSuccess) << cudaGetErrorString(res.err) << "; " << repro;
+  EXPECT_EQ(res.m.count, 0u) << res.m.count << " wrong elements; first at " << (inplace ? "matrix" : "output")
+                             << " (row " << res.row << ", col " << res.col << "): got 0x" << res.got << ", want 0x"
+                             << res.want << "\n" << repro;
+  if (!inplace) {
+    const gtt::Check src = gtt::verify(in.get(), c.elem, rows, cols, ld_in, seed, false, gtt::kPadIn);
+    ASSERT_EQ(src.err, cudaSuccess);
+    EXPECT_EQ(src.m.count, 0u) << "the kernel changed its input: first at (row " << src.row << ", col " << src.col
+                               << ")\n" << repro;
+  }
+}
+
+class Catalogue : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override { GTT_REQUIRE_DEVICE(); }
+};
+
+TEST_P(Catalogue, MatchesPattern) {
+  std::string skip;
+  run_case(GetParam(), case_name(GetParam()), &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, Catalogue, ::testing::ValuesIn(catalogue_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
+
+class BlockShapes : public Catalogue {};
+
+TEST_P(BlockShapes, MatchesPattern) {
+  std::string skip;
+  run_case(GetParam(), case_name(GetParam()), &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, BlockShapes, ::testing::ValuesIn(block_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
+
+// One small run of every kernel and element size, at shapes that take every
+// path (16-byte tiles, partial tiles, leading dimensions): the target of the
+// compute-sanitizer memcheck and racecheck runs in scripts/gpu-check.sh.
+TEST(Sanitize, AllKernelsSmall) {
+  GTT_REQUIRE_DEVICE();
+  const Shape out_of_place[] = {{67, 45, 3, 5, "67x45_ld3_5"}, {144, 160, 0, 0, "144x160"}};
+  const Shape in_place[] = {{45, 45, 2, 0, "45x45_ld2"}, {144, 144, 0, 0, "144x144"}};
+  for (const auto& k : gt::kernels::registry())
+    for (std::size_t s : kSizes) {
+      const bool ip = k.kind == Kind::inplace;
+      for (const auto& sh : ip ? in_place : out_of_place) {
+        const Case c{k.name, s, sh};
+        std::string skip;
+        SCOPED_TRACE(case_name(c));
+        run_case(c, "Sanitize.AllKernelsSmall", &skip);
+      }
+    }
+}
+
+// More than 2^31 elements (2.5e9 bytes): offsets that overflow 32 bits must
+// not. Skipped when the device lacks the memory.
+void run_huge(const char* kernel, std::uint64_t n) {
+  std::size_t free_b = 0, total_b = 0;
+  GTT_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  const KernelInfo* k = gt::kernels::find(kernel);
+  ASSERT_NE(k, nullptr);
+  const std::uint64_t need = (k->kind == Kind::inplace ? 1 : 2) * n * n + (256ull << 20);
+  if (free_b < need) GTEST_SKIP() << "needs " << need << " bytes of device memory, " << free_b << " free";
+  std::string skip;
+  run_case(Case{kernel, 1, Shape{n, n, 0, 0, "50000x50000"}}, std::string("Huge_") + kernel, &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+TEST(Huge, PaddedI8Over2To31Elements) {
+  GTT_REQUIRE_DEVICE();
+  run_huge("padded", 50000);
+}
+
+TEST(Huge, InplaceTiledI8Over2To31Elements) {
+  GTT_REQUIRE_DEVICE();
+  run_huge("inplace-tiled", 50000);
+}
+
+// Host-only checks of the registry (run without a GPU too).
+TEST(Registry, NamesAreUniqueAndFindable) {
+  std::set<std::string> seen;
+  for (const auto& k : gt::kernels::registry()) {
+    EXPECT_TRUE(seen.insert(k.name).second) << "duplicate " << k.name;
+    EXPECT_EQ(gt::kernels::find(k.name), &k);
+    EXPECT_NE(std::string(k.description), "");
+  }
+  const char* catalogue[] = {"copy", "copy-col", "naive-row", "naive-col", "row-per-thread", "single-thread",
+                             "tiled", "smem", "padded", "unrolled", "unroll4-row", "unroll4-col", "diagonal",
+                             "smem-unroll-pad-dyn", "inplace-swap", "inplace-tiled"};
+  for (const char* n : catalogue) EXPECT_NE(gt::kernels::find(n), nullptr) << n;
+  EXPECT_EQ(gt::kernels::find("no-such-kernel"), nullptr);
+  EXPECT_NE(gt::kernels::names(Kind::inplace).find("inplace-tiled"), std::string::npos);
+}
+
+TEST(Registry, BestIsATransposeOfTheRightKind) {
+  for (std::size_t s : kSizes) {
+    const auto c = gt::kernels::best_choice(s);
+    ASSERT_NE(c.kernel, nullptr);
+    EXPECT_EQ(c.kernel->kind, Kind::transpose);
+    EXPECT_NE(std::string(c.chosen_by), "");
+    EXPECT_EQ(gt::kernels::best(s, Kind::inplace).kind, Kind::inplace);
+  }
+  EXPECT_THROW(gt::kernels::best(3), gt::Error);
+}
+
+TEST(Registry, SupportsExplainsRefusals) {
+  std::string why;
+  Problem p;
+  p.rows = 10;
+  p.cols = 12;
+  p.elem_size = 3;
+  EXPECT_FALSE(gt::kernels::find("padded")->supports(p, &why));
+  EXPECT_NE(why.find("element size"), std::string::npos) << why;
+  p.elem_size = 4;
+  EXPECT_FALSE(gt::kernels::find("inplace-tiled")->supports(p, &why));
+  EXPECT_NE(why.find("square"), std::string::npos) << why;
+  p.block_x = 16;
+  p.block_y = 16;
+  EXPECT_FALSE(gt::kernels::find("unrolled")->supports(p, &why));
+  EXPECT_NE(why.find("fixed block shape"), std::string::npos) << why;
+  p.block_x = p.block_y = 0;
+  p.rows = p.cols = 2048;
+  EXPECT_FALSE(gt::kernels::find("single-thread")->supports(p, &why));
+  EXPECT_NE(why.find("limited"), std::string::npos) << why;
+  p.ld_in = 100;
+  EXPECT_FALSE(gt::kernels::find("padded")->supports(p, &why));
+  EXPECT_NE(why.find("ld_in"), std::string::npos) << why;
+}
+
+TEST(Registry, LaunchRefusesUnsupportedProblems) {
+  Problem p;
+  p.rows = 10;
+  p.cols = 12;
+  p.elem_size = 4;
+  try {
+    gt::kernels::find("inplace-swap")->launch(nullptr, nullptr, p, nullptr);
+    FAIL() << "expected gt::Error";
+  } catch (const gt::Error& e) {
+    EXPECT_EQ(e.kind(), gt::ErrorKind::usage);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,249 @@
+// Timing harness for tuning the kernels on a GPU, before (and beside) the
+// CLI's --bench: CUDA events around each repetition, warm-up first, median
+// of the repetitions, next to a cudaMemcpyAsync device-to-device copy of the
+// same bytes timed in the same process. Each kernel's result is checked on
+// the device once before it is timed. Disabled by default; run with
+//   gt_device_tests --gtest_also_run_disabled_tests --gtest_filter='DISABLED_Tune.*'
+// Environment: GT_TUNE_SIZES="1,2,4,8,16", GT_TUNE_KERNELS="padded,copy" (all
+// but the serial kernels when unset), GT_TUNE_VARIANTS=0 to skip the tuning
+// variants, GT_TUNE_REPS (default 20).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "device/device_util.cuh"
+#include "gtranspose/error.hpp"
+#include "gtranspose/kernel_tuning.hpp"
+#include "gtranspose/kernels.hpp"
+
+namespace {
+
+using gt::kernels::Kind;
+using gt::kernels::Problem;
+
+std::vector<std::string> env_list(const char* name, const char* def) {
+  const char* e = std::getenv(name);
+  std::string s = e && *e ? e : def;
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int env_int(const char* name, int def) {
+  const char* e = std::getenv(name);
+  return e && *e ? std::atoi(e) : def;
+}
+
+struct Timing {
+  double median_ms = 0, min_ms = 0;
+  std::string error;
+};
+
+// Times `run` (which enqueues on `s`) with a pair of events per repetition.
+Timing time_it(const std::function<void()>& run, cudaStream_t s, int reps) {
+  Timing t;
+  try {
+    for (int i = 0; i < 3; ++i) run();
+    std::vector<cudaEvent_t> ev(2 * reps);
+    for (auto& e : ev) cudaEventCreate(&e);
+    for (int i = 0; i < reps; ++i) {
+      cudaEventRecord(ev[2 * i], s);
+      run();
+      cudaEventRecord(ev[2 * i + 1], s);
+    }
+    cudaError_t err = cudaStreamSynchronize(s);
+    std::vector<double> ms(reps);
+    for (int i = 0; i < reps; ++i) {
+      float f = 0;
+      cudaEventElapsedTime(&f, ev[2 * i], ev[2 * i + 1]);
+      ms[i] = f;
+    }
+    for (auto& e : ev) cudaEventDestroy(e);
+    if (err != cudaSuccess) t.error = cudaGetErrorString(err);
+    std::sort(ms.begin(), ms.end());
+    t.median_ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+    t.min_ms = ms.front();
+  } catch (const gt::Error& e) {
+    t.error = e.what();
+  }
+  return t;
+}
+
+struct Row {
+  std::string name, shape, note;
+  std::size_t elem;
+  Timing t;
+  double gbps = 0, pct = 0;
+  bool verified = false;
+};
+
+void print_row(const Row& r) {
+  std::printf("TUNE %-44s e%-2zu %-16s %9.4f ms %9.4f ms %8.1f GB/s %6.1f%% %s %s\n", r.name.c_str(), r.elem,
+              r.shape.c_str(), r.t.median_ms, r.t.min_ms, r.gbps, r.pct, r.verified ? "ok" : "UNVERIFIED",
+              (r.note + r.t.error).c_str());
+  std::fflush(stdout);
+}
+
+std::string shape_str(std::uint64_t r, std::uint64_t c) { return std::to_string(r) + "x" + std::to_string(c); }
+
+bool wanted(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+// One out-of-place matrix: memcpy reference, then each kernel and variant.
+void tune_out_of_place(std::uint64_t rows, std::uint64_t cols, std::size_t s, const std::vector<std::string>& kernels,
+                       bool variants, int reps) {
+  const std::uint64_t bytes = rows * cols * s;
+  gtt::DeviceBuffer in(bytes), out(bytes);
+  ASSERT_TRUE(in.ok() && out.ok()) << "cudaMalloc of 2 x " << bytes << " bytes failed";
+  const std::uint64_t seed = 12345;
+  GTT_CUDA(gtt::fill(in.get(), s, rows, cols, cols, seed, 0));
+  GTT_CUDA(cudaDeviceSynchronize());
+  cudaStream_t st;
+  GTT_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  const std::string shape = shape_str(rows, cols);
+
+  Row ref{"memcpy-d2d", shape, "", s};
+  ref.t = time_it([&] { cudaMemcpyAsync(out.get(), in.get(), bytes, cudaMemcpyDeviceToDevice, st); }, st, reps);
+  ref.gbps = 2.0 * bytes / (ref.t.median_ms * 1e6);
+  ref.pct = 100;
+  ref.verified = true;
+  print_row(ref);
+
+  Problem p;
+  p.rows = rows;
+  p.cols = cols;
+  p.elem_size = s;
+  auto one = [&](const std::string& name, Kind kind, void (*launch)(const void*, void*, const Problem&, cudaStream_t)) {
+    Row r{name, shape, "", s};
+    cudaMemset(out.get(), gtt::kPoison, bytes);
+    cudaDeviceSynchronize();
+    try {
+      launch(in.get(), out.get(), p, st);
+      cudaStreamSynchronize(st);
+      const bool copy = kind == Kind::copy;
+      const gtt::Check c = gtt::verify(out.get(), s, copy ? rows : cols, copy ? cols : rows, copy ? cols : rows, seed,
+                                       !copy, gtt::kPoison);
+      r.verified = c.err == cudaSuccess && c.m.count == 0;
+      if (!r.verified) r.note = "mismatch at (" + std::to_string(c.row) + "," + std::to_string(c.col) + ") ";
+    } catch (const gt::Error& e) {
+      r.note = e.what();
+      print_row(r);
+      return;
+    }
+    r.t = time_it([&] { launch(in.get(), out.get(), p, st); }, st, reps);
+    r.gbps = 2.0 * bytes / (r.t.median_ms * 1e6);
+    r.pct = 100.0 * r.gbps / ref.gbps;
+    print_row(r);
+  };
+  for (const auto& k : gt::kernels::registry()) {
+    if (k.kind == Kind::inplace || !wanted(kernels, k.name)) continue;
+    std::string why;
+    if (!k.supports(p, &why)) {
+      std::printf("TUNE %-44s e%-2zu %-16s skipped: %s\n", k.name, s, shape.c_str(), why.c_str());
+      continue;
+    }
+    one(k.name, k.kind, k.launch);
+  }
+  if (variants && wanted(kernels, "padded"))
+    for (const auto& v : gt::kernels::tuning_variants("padded", s))
+      if (!v.is_default) one(v.name, Kind::transpose, v.launch);
+  cudaStreamDestroy(st);
+}
+
+// The 1 GiB matrices of the targets: 16384 rows, 2^30 / (16384 * S) columns.
+TEST(DISABLED_Tune, Catalogue) {
+  GTT_REQUIRE_DEVICE();
+  std::vector<std::string> def;
+  for (const auto& k : gt::kernels::registry())
+    if (k.kind != Kind::inplace && std::string(k.name) != "single-thread" && std::string(k.name) != "row-per-thread")
+      def.push_back(k.name);
+  std::string joined;
+  for (const auto& d : def) joined += d + ",";
+  const auto kernels = env_list("GT_TUNE_KERNELS", joined.c_str());
+  const bool variants = env_int("GT_TUNE_VARIANTS", 1) != 0;
+  const int reps = env_int("GT_TUNE_REPS", 20);
+  for (const auto& ss : env_list("GT_TUNE_SIZES", "1,2,4,8,16")) {
+    const std::size_t s = std::stoul(ss);
+    tune_out_of_place(16384, (1ull << 30) / (16384 * s), s, kernels, variants, reps);
+  }
+}
+
+// Rectangular and skinny shapes (same element count as 16384^2 f32, or
+// 150e6 elements for the skinny ones), padded against the copy.
+TEST(DISABLED_Tune, Rect) {
+  GTT_REQUIRE_DEVICE();
+  const auto kernels = env_list("GT_TUNE_KERNELS", "padded");
+  const int reps = env_int("GT_TUNE_REPS", 20);
+  const std::uint64_t shapes[][2] = {{16384, 16384}, {8192, 32768}, {32768, 8192}, {3, 50000000}, {50000000, 3}};
+  for (const auto& ss : env_list("GT_TUNE_SIZES", "4")) {
+    const std::size_t s = std::stoul(ss);
+    for (const auto& sh : shapes) tune_out_of_place(sh[0], sh[1], s, kernels, false, reps);
+  }
+}
+
+// Square in place, about 1 GiB per element size, against a copy of the same
+// bytes. Each timed run transposes the result of the previous one.
+TEST(DISABLED_Tune, Inplace) {
+  GTT_REQUIRE_DEVICE();
+  const auto kernels = env_list("GT_TUNE_KERNELS", "inplace-swap,inplace-tiled");
+  const bool variants = env_int("GT_TUNE_VARIANTS", 1) != 0;
+  const int reps = env_int("GT_TUNE_REPS", 20);
+  for (const auto& ss : env_list("GT_TUNE_SIZES", "1,2,4,8,16")) {
+    const std::size_t s = std::stoul(ss);
+    // sqrt(2^30 / S), rounded down to a multiple of 128.
+    const std::uint64_t n = s == 1 ? 32768 : s == 2 ? 23168 : s == 4 ? 16384 : s == 8 ? 11584 : 8192;
+    const std::uint64_t bytes = n * n * s;
+    gtt::DeviceBuffer a(bytes), b(bytes);
+    ASSERT_TRUE(a.ok() && b.ok());
+    cudaStream_t st;
+    GTT_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    const std::string shape = shape_str(n, n);
+    Row ref{"memcpy-d2d", shape, "", s};
+    ref.t = time_it([&] { cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, st); }, st, reps);
+    ref.gbps = 2.0 * bytes / (ref.t.median_ms * 1e6);
+    ref.pct = 100;
+    ref.verified = true;
+    print_row(ref);
+    Problem p;
+    p.rows = p.cols = n;
+    p.elem_size = s;
+    auto one = [&](const std::string& name, void (*launch)(const void*, void*, const Problem&, cudaStream_t)) {
+      Row r{name, shape, "", s};
+      const std::uint64_t seed = 777;
+      GTT_CUDA(gtt::fill(a.get(), s, n, n, n, seed, 0));
+      GTT_CUDA(cudaDeviceSynchronize());
+      try {
+        launch(a.get(), nullptr, p, st);
+        cudaStreamSynchronize(st);
+        const gtt::Check c = gtt::verify(a.get(), s, n, n, n, seed, true, 0);
+        r.verified = c.err == cudaSuccess && c.m.count == 0;
+        if (!r.verified) r.note = "mismatch at (" + std::to_string(c.row) + "," + std::to_string(c.col) + ") ";
+      } catch (const gt::Error& e) {
+        r.note = e.what();
+        print_row(r);
+        return;
+      }
+      r.t = time_it([&] { launch(a.get(), nullptr, p, st); }, st, reps);
+      r.gbps = 2.0 * bytes / (r.t.median_ms * 1e6);
+      r.pct = 100.0 * r.gbps / ref.gbps;
+      print_row(r);
+    };
+    for (const auto& k : gt::kernels::registry())
+      if (k.kind == Kind::inplace && wanted(kernels, k.name)) one(k.name, k.launch);
+    if (variants && wanted(kernels, "inplace-tiled"))
+      for (const auto& v : gt::kernels::tuning_variants("inplace-tiled", s))
+        if (!v.is_default) one(v.name, v.launch);
+    cudaStreamDestroy(st);
+  }
+}
+
+}  // namespace

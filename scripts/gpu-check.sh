@@ -35,9 +35,16 @@ secs() { echo $(( $(date +%s) - $1 )); }
 TESTS=$B/tests/gt_device_tests
 CLI=$B/gtranspose
 
+# CMake 4 on the device machine misses Thrust's package through the
+# top-level HINTS; point it at the toolkit's copy when one is there.
+THRUST_ARGS=()
+for d in /usr/local/cuda/lib64/cmake/thrust /usr/local/cuda/targets/*/lib/cmake/thrust; do
+  if [ -f "$d/thrust-config.cmake" ]; then THRUST_ARGS=(-DThrust_DIR="$d"); break; fi
+done
+
 if has_step build; then
   t0=$(date +%s)
-  if cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
+  if cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release "${THRUST_ARGS[@]}" >"$OUT/build.log" 2>&1 &&
      cmake --build "$B" -j"$JOBS" --target gt_device_tests >>"$OUT/build.log" 2>&1; then
     record build ok "gt_device_tests in $(secs "$t0") s"
   else

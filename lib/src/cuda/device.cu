@@ -12,7 +12,12 @@ int cuda_device_count(std::string* why) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    if (why) *why = std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")";
+    if (why) {
+      if (e == cudaErrorNoDevice) *why = "no CUDA device found";
+      else if (e == cudaErrorInsufficientDriver)
+        *why = "no usable CUDA device (no NVIDIA driver, or one older than this build's CUDA runtime)";
+      else *why = std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")";
+    }
     cudaGetLastError();
     return 0;
   }

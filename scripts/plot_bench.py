@@ -207,6 +207,17 @@ def plot_blocks(rows, dtype, device, metric, title, path):
     groups = OrderedDict()
     for r in pts:
         groups.setdefault(series_key(r, multi_file), []).append(r)
+    # Each kernel's tuned default (the row with no config at the same shape)
+    # joins its group, so a sweep shows whether any block shape beats it.
+    swept = {(r["name"], r["_file"], r.get("shape")) for r in pts}
+    for r in rows:
+        key = (r["name"], r["_file"], r.get("shape"))
+        if r.get("dtype") == dtype and not r.get("config") and ran(r) and key in swept:
+            swept.discard(key)  # the main table and the size sweep may both hold it: the first wins
+            d = dict(r)
+            d["config"] = "default"
+            groups[series_key(r, multi_file)].append(d)
+            pts.append(d)
     bars = sum(len(g) for g in groups.values())
     W, left, right, top, bar_h, gap = 980, 230, 90, 70, 16, 10
     H = top + bars * (bar_h + 2) + gap * len(groups) + 60

@@ -187,6 +187,12 @@ BenchRow measure(Ctx& x, const Candidate& c, Shape shape, Slabs& s, bool sweep) 
     std::string where = "first at out(" + std::to_string(res.first_row) + ", " + std::to_string(res.first_col) + ")";
     if (s.nbuf > 1) where += " of buffer " + std::to_string(res.first_matrix);
     add_note(row, "WRONG: " + std::to_string(res.mismatches) + " mismatches, " + where);
+    // Peers run beside any kernel, so `auto` brings them back too.
+    std::string again = "gtranspose --bench --kernel " + (c.from_registry ? c.name : std::string("auto")) +
+                        " --shape " + to_string(shape) + " --dtype " + x.dtype + " --seed " + std::to_string(x.o.seed);
+    if (c.from_registry) again += " --no-peers";
+    if (!c.config.empty()) again += " --sweep (block " + c.config + ")";
+    add_note(row, "reproduce: " + again);
   }
   if (res.nan_only) add_note(row, std::to_string(res.nan_only) + " elements differ only in NaN payload");
   return row;
@@ -230,6 +236,7 @@ Candidate kernel_candidate(const kernels::KernelInfo& k, const kernels::Problem&
   c.name = k.name;
   c.config = std::move(config);
   c.kind = kind_of(k.kind);
+  c.from_registry = true;
   c.launch = [fn = k.launch, p](const void* in, void* out, cudaStream_t st) { fn(in, out, p, st); };
   return c;
 }

@@ -178,6 +178,7 @@ struct Candidate {
   CandidateKind kind = CandidateKind::transpose;
   FloatLanes lanes = FloatLanes::none;  // how strictly its output is compared
   std::string note;                     // said on its row whatever the result
+  bool from_registry = false;           // a kernels:: entry, so --kernel NAME reproduces it
   // Out of place: reads the input matrix at `in`, writes `out`. In place:
   // `in` is the matrix and `out` is null.
   std::function<void(const void* in, void* out, cudaStream_t stream)> launch;

@@ -233,4 +233,93 @@ __device__ __forceinline__ void edge_store(const T* e, T* out, std::uint64_t ld_
   }
 }
 
+// Element k of a 16-byte vector of S-byte elements, and the reverse.
+template <std::size_t S>
+__device__ __forceinline__ carrier_t<S> elem(const uint4& x, int k) {
+  if constexpr (S == 16) return x;
+  else if constexpr (S == 8) return k == 0 ? (std::uint64_t(x.y) << 32 | x.x) : (std::uint64_t(x.w) << 32 | x.z);
+  else if constexpr (S == 4) return word(x, k);
+  else if constexpr (S == 2) return std::uint16_t(word(x, k / 2) >> (16 * (k % 2)));
+  else return std::uint8_t(word(x, k / 4) >> (8 * (k % 4)));
+}
+
+template <std::size_t S>
+__device__ __forceinline__ uint4 pack(const carrier_t<S> (&e)[16 / S]) {
+  if constexpr (S == 16) {
+    return e[0];
+  } else if constexpr (S == 8) {
+    return make_uint4(unsigned(e[0]), unsigned(e[0] >> 32), unsigned(e[1]), unsigned(e[1] >> 32));
+  } else {
+    unsigned w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      w[i] = 0;
+#pragma unroll
+      for (int k = 0; k < int(4 / S); ++k) w[i] |= unsigned(e[i * (4 / S) + k]) << (8 * S * k);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+// Skinny matrices with 16-byte vectors on both sides, through shared memory
+// in output order. Few rows (R = all rows, output packed: ld_out == R): a
+// tile of R x tc elements is R input row segments and one contiguous run of
+// output. Few columns (C = all columns, input packed: ld_in == C): a tile of
+// tr x C is one contiguous run of input and C output row segments. tc and tr
+// are multiples of 16/S and every base is 16-byte aligned (the launcher
+// checks). The small dimension runs fastest across the lanes, which keeps
+// the element-wise shared accesses near conflict-free.
+template <std::size_t S, int THREADS, bool STREAM>
+__device__ __forceinline__ void skinny_rows_tile(unsigned char* smem, const unsigned char* in, unsigned char* out,
+                                                 std::uint64_t ld_in, std::uint64_t c0, unsigned R, unsigned tc) {
+  constexpr int V = 16 / S;
+  using T = carrier_t<S>;
+  T* e = reinterpret_cast<T*>(smem);
+  const unsigned nv = tc / V, n = R * nv;
+  unsigned r = threadIdx.x % R, v = threadIdx.x / R;
+  const unsigned dr = THREADS % R, dv = THREADS / R;
+  for (unsigned i = threadIdx.x; i < n; i += THREADS) {
+    const uint4 x = load16<STREAM>(in + (r * ld_in + c0 + v * V) * S);
+#pragma unroll
+    for (int k = 0; k < V; ++k) e[(v * V + k) * R + r] = elem<S>(x, k);
+    r += dr;
+    v += dv;
+    if (r >= R) {
+      r -= R;
+      ++v;
+    }
+  }
+  __syncthreads();
+  const uint4* s4 = reinterpret_cast<const uint4*>(smem);
+  unsigned char* dst = out + c0 * R * S;
+  for (unsigned i = threadIdx.x; i < n; i += THREADS) store16<STREAM>(dst + std::uint64_t(i) * 16, s4[i]);
+}
+
+template <std::size_t S, int THREADS, bool STREAM>
+__device__ __forceinline__ void skinny_cols_tile(unsigned char* smem, const unsigned char* in, unsigned char* out,
+                                                 std::uint64_t ld_out, std::uint64_t r0, unsigned C, unsigned tr) {
+  constexpr int V = 16 / S;
+  using T = carrier_t<S>;
+  const unsigned nv = tr / V, n = C * nv;
+  uint4* s4 = reinterpret_cast<uint4*>(smem);
+  const unsigned char* src = in + r0 * C * S;
+  for (unsigned i = threadIdx.x; i < n; i += THREADS) s4[i] = load16<STREAM>(src + std::uint64_t(i) * 16);
+  __syncthreads();
+  const T* e = reinterpret_cast<const T*>(smem);
+  unsigned c = threadIdx.x % C, v = threadIdx.x / C;
+  const unsigned dc = THREADS % C, dv = THREADS / C;
+  for (unsigned i = threadIdx.x; i < n; i += THREADS) {
+    T x[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) x[k] = e[(v * V + k) * C + c];
+    store16<STREAM>(out + (c * ld_out + r0 + v * V) * S, pack<S>(x));
+    c += dc;
+    v += dv;
+    if (c >= C) {
+      c -= C;
+      ++v;
+    }
+  }
+}
+
 }  // namespace gt::kernels::detail

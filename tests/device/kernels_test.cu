@@ -33,7 +33,9 @@ struct Shape {
 // Out of place (and copies): the brief's shapes, odd leading dimensions, and
 // shapes that reach the 16-byte paths of the tuned kernels with partial
 // tiles at both edges (1040 = 8*128 + 16 rows; 2000 = 15*128 + 80 columns),
-// and skinny matrices (fewer rows or columns than any tile).
+// and skinny matrices (fewer rows or columns than any tile: 3x70000 and
+// 70000x5 take padded's 16-byte skinny paths with a partial last tile,
+// 3x70001 and 70001x3 its element path).
 const Shape kOutOfPlace[] = {
     {1, 1, 0, 0, "1x1"},
     {1, 37, 0, 0, "1x37"},
@@ -47,6 +49,9 @@ const Shape kOutOfPlace[] = {
     {1040, 2000, 16, 32, "1040x2000_ld16_32"},
     {3, 70001, 0, 0, "3x70001"},
     {70001, 3, 0, 0, "70001x3"},
+    {3, 70000, 0, 0, "3x70000"},
+    {70000, 5, 0, 0, "70000x5"},
+    {7, 70000, 16, 0, "7x70000_ld16_0"},
 };
 
 // In place: squares of odd and even sides, aligned sides with a partial
@@ -201,12 +206,15 @@ INSTANTIATE_TEST_SUITE_P(Kernels, BlockShapes, ::testing::ValuesIn(block_cases()
 // compute-sanitizer memcheck and racecheck runs in scripts/gpu-check.sh.
 TEST(Sanitize, AllKernelsSmall) {
   GTT_REQUIRE_DEVICE();
-  const Shape out_of_place[] = {{67, 45, 3, 5, "67x45_ld3_5"}, {144, 160, 0, 0, "144x160"}};
+  const Shape out_of_place[] = {{67, 45, 3, 5, "67x45_ld3_5"}, {144, 160, 0, 0, "144x160"},
+                                {3, 4000, 0, 0, "3x4000"}, {4000, 5, 0, 0, "4000x5"}};
   const Shape in_place[] = {{45, 45, 2, 0, "45x45_ld2"}, {144, 144, 0, 0, "144x144"}};
   for (const auto& k : gt::kernels::registry())
     for (std::size_t s : kSizes) {
       const bool ip = k.kind == Kind::inplace;
-      for (const auto& sh : ip ? in_place : out_of_place) {
+      const std::vector<Shape> shapes = ip ? std::vector<Shape>(std::begin(in_place), std::end(in_place))
+                                           : std::vector<Shape>(std::begin(out_of_place), std::end(out_of_place));
+      for (const auto& sh : shapes) {
         const Case c{k.name, s, sh};
         std::string skip;
         SCOPED_TRACE(case_name(c));

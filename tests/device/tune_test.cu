@@ -177,14 +177,14 @@ TEST(DISABLED_Tune, Catalogue) {
   }
 }
 
-// Rectangular and skinny shapes (same element count as 16384^2 f32, or
-// 150e6 elements for the skinny ones), padded against the copy.
+// Rectangular and skinny shapes (the element count of 16384^2, or 150e6
+// elements for the skinny ones), padded against the copy.
 TEST(DISABLED_Tune, Rect) {
   GTT_REQUIRE_DEVICE();
   const auto kernels = env_list("GT_TUNE_KERNELS", "padded");
   const int reps = env_int("GT_TUNE_REPS", 20);
   const std::uint64_t shapes[][2] = {{16384, 16384}, {8192, 32768}, {32768, 8192}, {3, 50000000}, {50000000, 3}};
-  for (const auto& ss : env_list("GT_TUNE_SIZES", "4")) {
+  for (const auto& ss : env_list("GT_TUNE_SIZES", "1,2,4,8,16")) {
     const std::size_t s = std::stoul(ss);
     for (const auto& sh : shapes) tune_out_of_place(sh[0], sh[1], s, kernels, false, reps);
   }

@@ -65,6 +65,7 @@ struct Ctx {
   std::size_t es;
   std::string dtype;
   std::vector<const kernels::KernelInfo*> kernels;
+  std::string auto_note;  // with --kernel auto: the run that chose the kernel
   Stream stream;
   PeerHandles peers;
   std::uint64_t l2_bytes = 0;
@@ -81,10 +82,12 @@ BenchRow blank_row(const Ctx& x, const std::string& name, const std::string& con
   return row;
 }
 
-void add_note(BenchRow& row, const std::string& note) {
+void add_note_to(std::string& notes, const std::string& note) {
   if (note.empty()) return;
-  row.note += row.note.empty() ? note : "; " + note;
+  notes += notes.empty() ? note : "; " + note;
 }
+
+void add_note(BenchRow& row, const std::string& note) { add_note_to(row.note, note); }
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -328,6 +331,7 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
     const kernels::Problem p = problem_for(x, ks);
     Candidate c = kernel_candidate(*k, p, "");
     if (ks != shape) c.note = "square " + to_string(ks) + ": in place needs a square";
+    add_note_to(c.note, x.auto_note);
     std::string why;
     if (!k->supports(p, &why)) {
       out.rows.push_back(skipped(x, c, ks, "skipped: " + (why.empty() ? std::string("not supported") : why)));
@@ -350,9 +354,10 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
   }
 
   if (block_sweep) {
-    // Only the shapes a kernel honours: supports() turns down the rest, and
-    // a row per refusal would bury the table.
+    // Only kernels that honour a block shape, and only the shapes they
+    // accept: a row per refusal would bury the table.
     for (const kernels::KernelInfo* k : x.kernels) {
+      if (!k->block_shape) continue;
       const Shape ks = shape_for(*k, shape);
       for (const auto& b : kBlockShapes) {
         kernels::Problem p = problem_for(x, ks);
@@ -398,6 +403,10 @@ BenchResult run_cuda_bench(const BenchOptions& o) {
   GT_BENCH_CUDA(cudaSetDevice(0));
 
   Ctx x{o, dtype_size(o.dtype), dtype_name(o.dtype), select_kernels(o, dtype_size(o.dtype))};
+  if (o.kernel == "auto") {
+    const kernels::Choice ch = kernels::best_choice(x.es);
+    if (ch.chosen_by) x.auto_note = std::string("auto, chosen by ") + ch.chosen_by;
+  }
   int l2 = 0;
   GT_BENCH_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   x.l2_bytes = std::uint64_t(l2);

@@ -170,28 +170,56 @@ struct Micro<16> {
 };
 #endif  // GT_CPU_X86
 
-inline void prefetch(const void* p) { __builtin_prefetch(p, 0, 3); }
+// Prefetch of rows further down the same columns, spread over a block's
+// work so the strided rows of a later block arrive while this one runs.
+struct RowPrefetch {
+  const byte* base = nullptr;  // first row to fetch
+  std::size_t rows = 0;        // 0: no prefetch
+  bool l2 = false;
+};
+
+inline void prefetch_row(const RowPrefetch& pf, std::size_t r, std::size_t ldi, std::size_t bytes) {
+  const byte* p = pf.base + r * ldi;
+  if (pf.l2)
+    for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off, 0, 2);
+  else
+    for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off, 0, 3);
+}
 
 // out (w x h, rows ldo bytes apart) = transpose of in (h x w, rows ldi bytes
 // apart), any h and w: whole register blocks, then plain loops for the edges.
-// When pf_rows > 0, the cache lines of the pf_rows input rows below this
-// block (same columns) are prefetched as the block's rows are consumed, so
-// the next block's strided rows arrive while this one is transposed.
 template <std::size_t ES>
 inline void transpose_block(const byte* in, std::size_t ldi, byte* out, std::size_t ldo, std::size_t h,
-                            std::size_t w, std::size_t pf_rows = 0) {
+                            std::size_t w, const RowPrefetch& pf = {}) {
   constexpr std::size_t K = Micro<ES>::K;
   const std::size_t hk = h / K * K, wk = w / K * K;
   const std::size_t row_bytes = w * ES;
   for (std::size_t i = 0; i < hk; i += K) {
-    for (std::size_t r = i; r < i + K && r < pf_rows; ++r)
-      for (std::size_t off = 0; off < row_bytes; off += 64) prefetch(in + (h + r) * ldi + off);
+    for (std::size_t r = i; r < i + K && r < pf.rows; ++r) prefetch_row(pf, r, ldi, row_bytes);
     for (std::size_t j = 0; j < wk; j += K) Micro<ES>::run(in + i * ldi + j * ES, ldi, out + j * ldo + i * ES, ldo);
     for (std::size_t j = wk; j < w; ++j)
       for (std::size_t r = i; r < i + K; ++r) copy_elem<ES>(out + j * ldo + r * ES, in + r * ldi + j * ES);
   }
   for (std::size_t r = hk; r < h; ++r)
     for (std::size_t j = 0; j < w; ++j) copy_elem<ES>(out + j * ldo + r * ES, in + r * ldi + j * ES);
+}
+
+// One staged output row segment to memory with non-temporal stores; the
+// common case (aligned, whole vectors) without the general routine's calls.
+inline void stream_row(byte* dst, const byte* src, std::size_t n) {
+#if GT_CPU_AVX2
+  if ((reinterpret_cast<std::uintptr_t>(dst) & 31) == 0 && (n & 31) == 0) {
+    for (std::size_t k = 0; k < n; k += 32)
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + k), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + k)));
+    return;
+  }
+#elif GT_CPU_X86
+  if ((reinterpret_cast<std::uintptr_t>(dst) & 15) == 0 && (n & 15) == 0) {
+    for (std::size_t k = 0; k < n; k += 16) _mm_stream_si128(reinterpret_cast<__m128i*>(dst + k), ld(src + k));
+    return;
+  }
+#endif
+  stream_copy(dst, src, n);
 }
 
 // One thread's share of an out-of-place transpose: column blocks outer, so
@@ -210,12 +238,18 @@ void region_es(const RegionJob& job) {
     const std::size_t bc = std::size_t(std::min(BC, g.c1 - cb));
     for (std::uint64_t rb = g.r0; rb < g.r1; rb += BR) {
       const std::size_t br = std::size_t(std::min(BR, g.r1 - rb));
-      const std::size_t pf = t.prefetch ? std::size_t(std::min(BR, g.r1 - rb - br)) : 0;
       const byte* src = job.in + rb * job.ldi + cb * ES;
       byte* dst = job.out + cb * job.ldo + rb * ES;
+      RowPrefetch pf;
+      const std::uint64_t pf_r0 = rb + std::uint64_t(t.prefetch_ahead) * BR;
+      if (t.prefetch_ahead && pf_r0 < g.r1) {
+        pf.base = job.in + pf_r0 * job.ldi + cb * ES;
+        pf.rows = std::size_t(std::min(BR, g.r1 - pf_r0));
+        pf.l2 = t.prefetch_l2;
+      }
       transpose_block<ES>(src, job.ldi, stage, br * ES, br, bc, pf);
       if (job.stream)
-        for (std::size_t c = 0; c < bc; ++c) stream_copy(dst + c * job.ldo, stage + c * br * ES, br * ES);
+        for (std::size_t c = 0; c < bc; ++c) stream_row(dst + c * job.ldo, stage + c * br * ES, br * ES);
       else
         for (std::size_t c = 0; c < bc; ++c) std::memcpy(dst + c * job.ldo, stage + c * br * ES, br * ES);
     }

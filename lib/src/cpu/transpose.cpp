@@ -19,7 +19,7 @@ namespace cpu {
 
 std::string CpuTuning::describe() const {
   std::ostringstream o;
-  o << isa << ", block " << block_rows << "x" << block_cols << (prefetch ? ", prefetch" : "") << ", stream >= "
+  o << isa << ", block " << block_rows << "x" << block_cols << ", prefetch " << prefetch_ahead << (prefetch_l2 ? " (L2)" : "") << ", stream >= "
     << stream_min_bytes << " B";
   return o.str();
 }

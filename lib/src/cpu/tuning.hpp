@@ -12,7 +12,10 @@ struct CpuTuning {
   std::string isa = "base";       // "base" (SSE2 on x86-64) or "avx2" (used only where the CPU has it)
   std::uint32_t block_rows = 64;  // input rows per block (output row segment = block_rows * es bytes)
   std::uint32_t block_cols = 64;  // input cols per block (input row segment = block_cols * es bytes)
-  bool prefetch = true;           // software-prefetch the next block's strided input rows
+  // Software prefetch of the strided input rows this many blocks ahead
+  // (0: none), into L1 or, with prefetch_l2, into L2 only.
+  std::uint32_t prefetch_ahead = 1;
+  bool prefetch_l2 = false;
   // Output of at least this many bytes is written with non-temporal stores
   // through an L1 staging block; smaller output stays in cache.
   std::uint64_t stream_min_bytes = std::uint64_t(64) << 20;

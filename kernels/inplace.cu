@@ -65,48 +65,12 @@ __device__ __forceinline__ void pair_coords(std::uint64_t p, std::uint64_t nt, s
   J = i + (p - start(i));
 }
 
-// Pair p -> (I, J) with pairs in groups of G tile rows: group g holds the
-// pairs with I in [gG, gG + G); inside it J runs slowest and I fastest, so
-// the blocks running at once cover a G-tall patch of the upper triangle and
-// both of their tiles, (I, J) and (J, I), get runs of G tiles along one side
-// (the same reason as grouped_tile). G <= 1 is pair_coords.
-__device__ __forceinline__ void grouped_pair(std::uint64_t p, std::uint64_t nt, unsigned G, std::uint64_t& I,
-                                             std::uint64_t& J) {
-  if (G <= 1 || G >= nt) {
-    pair_coords(p, nt, I, J);
-    return;
-  }
-  const std::uint64_t g = G, tri = g * (g + 1) / 2;
-  // First pair of group h (all groups before the last are full).
-  auto start = [&](std::uint64_t h) { return h * tri + g * (h * nt - g * h * (h + 1) / 2); };
-  std::uint64_t lo = 0, hi = (nt - 1) / g;  // largest h with start(h) <= p
-  while (lo < hi) {
-    const std::uint64_t mid = (lo + hi + 1) / 2;
-    if (start(mid) <= p) lo = mid;
-    else hi = mid - 1;
-  }
-  const std::uint64_t g0 = lo * g, h = nt - g0 < g ? nt - g0 : g, idx = p - start(lo);
-  const std::uint64_t tri_h = h * (h + 1) / 2;
-  if (idx < tri_h) {
-    // The triangle of the group: column j holds I = g0..g0+j.
-    std::uint64_t j = std::uint64_t((sqrt(8.0 * double(idx) + 1.0) - 1.0) / 2.0);
-    while (j * (j + 1) / 2 > idx) --j;
-    while ((j + 1) * (j + 2) / 2 <= idx) ++j;
-    J = g0 + j;
-    I = g0 + (idx - j * (j + 1) / 2);
-  } else {
-    const std::uint64_t q = idx - tri_h;
-    J = g0 + h + q / h;
-    I = g0 + q % h;
-  }
-}
-
 // Tiles are T x T elements (T = TR = TC); shared memory is two super buffers
 // (dynamic: a 64x64-double pair needs more than the 48 KiB default).
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     inplace_tiled_kernel(unsigned char* a, std::uint64_t n, std::uint64_t ld, std::uint64_t nt, std::uint64_t npairs,
-                         bool vec, unsigned group) {
+                         bool vec) {
   constexpr std::size_t S = Cfg::S;
   constexpr unsigned T = Cfg::TR;
   static_assert(Cfg::TR == Cfg::TC, "in-place tiles are square");
@@ -117,7 +81,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   const std::uint64_t pitch = ld * S;
   for (std::uint64_t p = blockIdx.x; p < npairs; p += gridDim.x) {
     std::uint64_t I, J;
-    grouped_pair(p, nt, group, I, J);
+    pair_coords(p, nt, I, J);
     const std::uint64_t rI = I * T, rJ = J * T;
     unsigned char* pa = a + (rI * ld + rJ) * S;  // tile (I, J)
     unsigned char* pb = a + (rJ * ld + rI) * S;  // tile (J, I)
@@ -155,16 +119,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   }
 }
 
-// A tiling and the pair order it was tuned with (grouped_pair's G).
-template <class Cfg, unsigned G>
-struct Tuned {
-  using cfg = Cfg;
-  static constexpr unsigned group = G;
-};
-
-template <class Tn>
+template <class Cfg>
 void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t stream) {
-  using Cfg = typename Tn::cfg;
   require(inplace_tiled_info(), in, nullptr, p);
   const Dims d = resolve(p, Kind::inplace);
   if (!d.rows) return;
@@ -178,63 +134,69 @@ void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t st
     GT_KCHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   void* a = const_cast<void*>(in);
   kernel<<<grid_1d(npairs), Cfg::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt, npairs,
-                                                          vec16_ok(a, a, d, Cfg::S), Tn::group);
+                                                          vec16_ok(a, a, d, Cfg::S));
   GT_KLAUNCHED("inplace-tiled");
 }
 
-// Tunings: Tuned<SuperCfg<S, TSR, TSC, THREADS, MINB, A_DOWN, B_ACROSS, STREAM>, G>,
+// Tunings: SuperCfg<S, TSR, TSC, THREADS, MINB, A_DOWN, B_ACROSS, STREAM>,
 // square tiles (TSR*K == TSC*C). `Default` is what the registry runs.
 template <std::size_t S>
 struct InplaceTunings;
 template <>
 struct InplaceTunings<1> {
-  // 128x128 bytes per tile: run 1 (H100, 2026-11-22) 88.0% vs 63.4% for 64x64.
+  // 128x128 bytes per tile: run 1 (H100, 2026-11-22) 88.0% vs 63.4% for
+  // 64x64; run 2: pairs in order 87.7%, in groups of 8..32 tile rows 85.0-85.4%.
   using C0 = SuperCfg<1, 32, 32, 256, 1, true, true, false>;
-  using Default = Tuned<C0, 16>;
-  using Alt = std::tuple<Tuned<C0, 1>, Tuned<C0, 8>, Tuned<C0, 32>>;
+  using Default = C0;
+  using Alt = std::tuple<SuperCfg<1, 32, 32, 256, 1, false, false, false>,
+                         SuperCfg<1, 32, 32, 256, 1, true, false, false>>;
 };
 template <>
 struct InplaceTunings<2> {
-  // 128x128 halves per tile: run 1, 91.2% vs 85.9% for 64x64.
+  // 128x128 halves per tile: run 1, 91.2% vs 85.9% for 64x64; run 2, 90.5%.
   using C0 = SuperCfg<2, 64, 32, 256, 1, true, true, false>;
-  using Default = Tuned<C0, 16>;
-  using Alt = std::tuple<Tuned<C0, 1>, Tuned<C0, 8>, Tuned<C0, 32>>;
+  using Default = C0;
+  using Alt = std::tuple<SuperCfg<2, 64, 32, 256, 1, false, false, false>,
+                         SuperCfg<2, 64, 32, 256, 1, true, false, false>>;
 };
 template <>
 struct InplaceTunings<4> {
-  // 64x64 floats per tile, 128 threads: run 1, 94.6% vs 94.1% with 256.
+  // 64x64 floats per tile, 128 threads: run 1, 94.6% vs 94.1% with 256;
+  // run 2, 93.8% in order vs 93.5% in groups of 8 or 32 tile rows.
   using C0 = SuperCfg<4, 64, 16, 128, 1, false, true, false>;
-  using Default = Tuned<C0, 16>;
-  using Alt = std::tuple<Tuned<C0, 1>, Tuned<C0, 8>, Tuned<C0, 32>, Tuned<SuperCfg<4, 64, 16, 256, 1, false, true, false>, 16>>;
+  using Default = C0;
+  using Alt = std::tuple<SuperCfg<4, 64, 16, 128, 1, false, false, false>,
+                         SuperCfg<4, 64, 16, 256, 1, false, false, false>,
+                         SuperCfg<4, 32, 8, 64, 1, false, false, false>, SuperCfg<4, 64, 16, 128, 6, false, true, false>,
+                         SuperCfg<4, 64, 16, 256, 3, false, true, false>>;
 };
 template <>
 struct InplaceTunings<8> {
-  // 32x32 doubles per tile, 128 threads: run 1, 93.8% vs 90.4% for 64x64.
+  // 32x32 doubles per tile, 128 threads: run 1, 93.8% vs 90.4% for 64x64; run 2, 93.6%.
   using C0 = SuperCfg<8, 32, 16, 128, 1, false, true, false>;
-  using Default = Tuned<C0, 16>;
-  using Alt = std::tuple<Tuned<C0, 1>, Tuned<C0, 8>, Tuned<C0, 32>>;
+  using Default = C0;
+  using Alt = std::tuple<SuperCfg<8, 32, 16, 128, 1, false, false, false>,
+                         SuperCfg<8, 64, 32, 256, 1, false, false, false>>;
 };
 template <>
 struct InplaceTunings<16> {
-  // 32x32 16-byte elements per tile: run 1, 96.5% (64 to 256 threads alike).
+  // 32x32 16-byte elements per tile: run 1, 96.5% (64 to 256 threads alike); run 2, 96.2%.
   using C0 = SuperCfg<16, 32, 32, 256, 1, false, false, false>;
-  using Default = Tuned<C0, 16>;
-  using Alt = std::tuple<Tuned<C0, 1>, Tuned<C0, 8>, Tuned<C0, 32>>;
+  using Default = C0;
+  using Alt = std::tuple<SuperCfg<16, 32, 32, 128, 1, false, false, false>>;
 };
 
-template <class Tn>
+template <class Cfg>
 std::string inplace_cfg_name() {
-  using Cfg = typename Tn::cfg;
   return "inplace-tiled/" + std::to_string(Cfg::TR) + "x" + std::to_string(Cfg::TC) + "-" +
-         std::to_string(Cfg::THREADS) + "t" + (Cfg::STREAM ? "-cs" : "") + "-g" + std::to_string(Tn::group);
+         std::to_string(Cfg::THREADS) + "t" + (Cfg::STREAM ? "-cs" : "");
 }
 
-template <class Tn>
+template <class Cfg>
 std::string inplace_cfg_params() {
-  using Cfg = typename Tn::cfg;
   return "tile pair of " + std::to_string(Cfg::TR) + "x" + std::to_string(Cfg::TC) + " elements (" +
          std::to_string(2 * Cfg::SMEM) + " B shared), " + std::to_string(Cfg::THREADS) + " threads" +
-         (Cfg::STREAM ? ", evict-first" : "") + ", pairs in groups of " + std::to_string(Tn::group) + " tile rows";
+         (Cfg::STREAM ? ", evict-first" : "");
 }
 
 template <std::size_t S>

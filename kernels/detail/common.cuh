@@ -67,25 +67,6 @@ __device__ __forceinline__ TileIdx linear_tile(std::uint64_t b, std::uint64_t nt
   return {q, b - q * ntc};
 }
 
-// Linear block index -> tile, in groups of G tile rows: consecutive blocks
-// walk down G tile rows, then move one tile column right. The blocks running
-// at once then cover a G-tall patch instead of one tile row, so their output
-// rows (input columns) get runs of G tiles' height instead of one: fewer DRAM
-// pages opened per byte written. G <= 1 is linear_tile.
-__device__ __forceinline__ TileIdx grouped_tile(std::uint64_t b, std::uint64_t ntr, std::uint64_t ntc, unsigned g) {
-  if (g <= 1) return linear_tile(b, ntc);
-  if (((ntr * ntc) >> 32) == 0 && ((std::uint64_t(g) * ntc) >> 32) == 0) {
-    const std::uint32_t per = g * std::uint32_t(ntc), grp = std::uint32_t(b) / per, rem = std::uint32_t(b) - grp * per;
-    const std::uint32_t r0 = grp * g, h = std::uint32_t(ntr) - r0 < g ? std::uint32_t(ntr) - r0 : g;
-    const std::uint32_t c = rem / h;
-    return {r0 + (rem - c * h), c};
-  }
-  const std::uint64_t per = std::uint64_t(g) * ntc, grp = b / per, rem = b - grp * per;
-  const std::uint64_t r0 = grp * g, h = ntr - r0 < g ? ntr - r0 : g;
-  const std::uint64_t c = rem / h;
-  return {r0 + (rem - c * h), c};
-}
-
 // One dimension of grid for `blocks` units of work; kernels loop
 // (grid-stride) when there are more units than blocks, so any count works.
 inline unsigned grid_1d(std::uint64_t blocks) {

@@ -195,21 +195,38 @@ __device__ __forceinline__ void store_tile(const uint4 (*sm)[Cfg::PITCH], unsign
 // odd, so column reads of 4-, 8- and 16-byte elements are conflict-free.
 __host__ __device__ __forceinline__ unsigned edge_pitch(unsigned vc) { return vc | 1u; }
 
-template <class T, int THREADS>
+// Loads in batches of BATCH per thread, all issued before the first shared
+// store, so each thread has several DRAM reads in flight: the skinny kernel
+// lives on this path (BATCH 4); the tile kernels meet it only at edges and
+// keep BATCH 1, which holds their register count (occupancy) down.
+constexpr int kEdgeBatch = 4;
+
+template <class T, int THREADS, int BATCH = 1>
 __device__ __forceinline__ void edge_load(T* e, const T* in, std::uint64_t ld_in, std::uint64_t r0,
                                           std::uint64_t c0, unsigned vr, unsigned vc) {
   const unsigned pitch = edge_pitch(vc), n = vr * vc;
   unsigned r = threadIdx.x / vc, c = threadIdx.x % vc;
   const unsigned dr = THREADS / vc, dc = THREADS % vc;
   const T* src = in + r0 * ld_in + c0;
-  for (unsigned i = threadIdx.x; i < n; i += THREADS) {
-    e[r * pitch + c] = src[r * ld_in + c];
-    c += dc;
-    r += dr;
-    if (c >= vc) {
-      c -= vc;
-      ++r;
+  for (unsigned base = threadIdx.x; base < n; base += BATCH * THREADS) {
+    T x[BATCH];
+    unsigned at[BATCH];
+#pragma unroll
+    for (int u = 0; u < BATCH; ++u) {
+      if (base + u * THREADS < n) {
+        x[u] = src[r * ld_in + c];
+        at[u] = r * pitch + c;
+      }
+      c += dc;
+      r += dr;
+      if (c >= vc) {
+        c -= vc;
+        ++r;
+      }
     }
+#pragma unroll
+    for (int u = 0; u < BATCH; ++u)
+      if (base + u * THREADS < n) e[at[u]] = x[u];
   }
 }
 
@@ -278,16 +295,29 @@ __device__ __forceinline__ void skinny_rows_tile(unsigned char* smem, const unsi
   const unsigned nv = tc / V, n = R * nv;
   unsigned r = threadIdx.x % R, v = threadIdx.x / R;
   const unsigned dr = THREADS % R, dv = THREADS / R;
-  for (unsigned i = threadIdx.x; i < n; i += THREADS) {
-    const uint4 x = load16<STREAM>(in + (r * ld_in + c0 + v * V) * S);
+  for (unsigned base = threadIdx.x; base < n; base += kEdgeBatch * THREADS) {
+    uint4 x[kEdgeBatch];
+    unsigned xr[kEdgeBatch], xv[kEdgeBatch];
 #pragma unroll
-    for (int k = 0; k < V; ++k) e[(v * V + k) * R + r] = elem<S>(x, k);
-    r += dr;
-    v += dv;
-    if (r >= R) {
-      r -= R;
-      ++v;
+    for (int u = 0; u < kEdgeBatch; ++u) {
+      if (base + u * THREADS < n) {
+        x[u] = load16<STREAM>(in + (r * ld_in + c0 + v * V) * S);
+        xr[u] = r;
+        xv[u] = v;
+      }
+      r += dr;
+      v += dv;
+      if (r >= R) {
+        r -= R;
+        ++v;
+      }
     }
+#pragma unroll
+    for (int u = 0; u < kEdgeBatch; ++u)
+      if (base + u * THREADS < n) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) e[(xv[u] * V + k) * R + xr[u]] = elem<S>(x[u], k);
+      }
   }
   __syncthreads();
   const uint4* s4 = reinterpret_cast<const uint4*>(smem);
@@ -303,7 +333,15 @@ __device__ __forceinline__ void skinny_cols_tile(unsigned char* smem, const unsi
   const unsigned nv = tr / V, n = C * nv;
   uint4* s4 = reinterpret_cast<uint4*>(smem);
   const unsigned char* src = in + r0 * C * S;
-  for (unsigned i = threadIdx.x; i < n; i += THREADS) s4[i] = load16<STREAM>(src + std::uint64_t(i) * 16);
+  for (unsigned base = threadIdx.x; base < n; base += kEdgeBatch * THREADS) {
+    uint4 x[kEdgeBatch];
+#pragma unroll
+    for (int u = 0; u < kEdgeBatch; ++u)
+      if (base + u * THREADS < n) x[u] = load16<STREAM>(src + std::uint64_t(base + u * THREADS) * 16);
+#pragma unroll
+    for (int u = 0; u < kEdgeBatch; ++u)
+      if (base + u * THREADS < n) s4[base + u * THREADS] = x[u];
+  }
   __syncthreads();
   const T* e = reinterpret_cast<const T*>(smem);
   unsigned c = threadIdx.x % C, v = threadIdx.x / C;

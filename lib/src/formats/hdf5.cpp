@@ -575,6 +575,16 @@ class Hdf5Sink final : public Sink {
   }
 
   ~Hdf5Sink() override {
+    if (file_) {
+      // Not committed: the temp file is about to be removed. Unlinking the
+      // dataset first frees its space, so the close need not extend the file
+      // to the dataset's end: after a full disk that extension fails, and a
+      // failed close leaves HDF5 a file it crashes on at process exit.
+      quiet();
+      dset_.reset();
+      H5Ldelete(file_.get(), loc_.dataset.c_str(), H5P_DEFAULT);
+      H5Eclear2(H5E_DEFAULT);
+    }
     dset_.reset();
     type_.reset();
     file_.reset();

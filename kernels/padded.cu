@@ -28,7 +28,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
                   std::uint64_t ntc, bool vec) {
   constexpr std::size_t S = Cfg::S;
   using T = carrier_t<S>;
-  __shared__ uint4 sm[Cfg::TSR][Cfg::PITCH];
+  // Dynamic: a 256x256-byte tile needs more than the 48 KiB static limit.
+  extern __shared__ uint4 smem_dyn[];
+  auto sm = reinterpret_cast<uint4(*)[Cfg::PITCH]>(smem_dyn);
   const std::uint64_t ntiles = ntr * ntc;
   for (std::uint64_t b = blockIdx.x; b < ntiles; b += gridDim.x) {
     const TileIdx t = linear_tile(b, ntc);
@@ -144,9 +146,12 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     launch_skinny<Cfg::S>(in, out, d, stream);
   } else {
     const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
-    padded_kernel<Cfg><<<grid_1d(ntr * ntc), Cfg::THREADS, 0, stream>>>(static_cast<const unsigned char*>(in),
-                                                                       static_cast<unsigned char*>(out), d, ntr, ntc,
-                                                                       vec16_ok(in, out, d, Cfg::S));
+    auto kernel = padded_kernel<Cfg>;
+    if (Cfg::SMEM > kDefaultSmem)
+      GT_KCHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::SMEM)));
+    kernel<<<grid_1d(ntr * ntc), Cfg::THREADS, Cfg::SMEM, stream>>>(static_cast<const unsigned char*>(in),
+                                                                   static_cast<unsigned char*>(out), d, ntr, ntc,
+                                                                   vec16_ok(in, out, d, Cfg::S));
   }
   GT_KLAUNCHED("padded");
 }
@@ -161,62 +166,56 @@ struct PaddedTunings;
 template <>
 struct PaddedTunings<1> {
   // 256x128 bytes per tile: run 1 (H100, 2026-11-22) 88.9% vs 87.3% for
-  // 128x128. Run 2: tiles in groups of G = 8, 16, 32 tile rows were no better.
-  using C0 = SuperCfg<1, 64, 32, 256, 1, true, true, false>;
+  // 128x128. Run 3: A lanes along the rows (512 B per warp load, 4-way
+  // conflicts on the shared stores) and B lanes down the output rows: 92.7%
+  // vs 88.7% with both conflict-free.
+  using C0 = SuperCfg<1, 64, 32, 256, 1, false, false, false>;
   using Default = C0;
-  using Alt = std::tuple<SuperCfg<1, 64, 32, 256, 1, false, true, false>,
-                         SuperCfg<1, 64, 32, 256, 1, true, false, false>,
-                         SuperCfg<1, 64, 32, 256, 1, false, false, false>,
-                         SuperCfg<1, 32, 64, 256, 1, false, false, false>, SuperCfg<1, 64, 32, 256, 5, true, true, false>>;
+  using Alt = std::tuple<SuperCfg<1, 64, 64, 256, 1, false, false, false>, SuperCfg<1, 64, 64, 512, 1, false, false, false>,
+                         SuperCfg<1, 128, 32, 512, 1, false, false, false>, SuperCfg<1, 128, 64, 512, 1, false, false, false>,
+                         SuperCfg<1, 64, 32, 256, 1, false, true, false>, SuperCfg<1, 64, 32, 256, 1, true, true, false>>;
 };
 template <>
 struct PaddedTunings<2> {
-  // 128x64 halves per tile: run 1, 93.9% (as 128x128) vs 92.0% for 64x128.
-  using C0 = SuperCfg<2, 64, 16, 256, 1, true, true, false>;
+  // 128x128 halves per tile, A lanes along, B lanes down: run 3, 97.2% vs
+  // 94.8% (128x64, B across) and 90.6% (128x128, both conflict-free).
+  using C0 = SuperCfg<2, 64, 32, 256, 1, false, false, false>;
   using Default = C0;
-  using Alt = std::tuple<SuperCfg<2, 64, 16, 256, 1, false, true, false>,
-                         SuperCfg<2, 64, 16, 256, 1, true, false, false>,
-                         SuperCfg<2, 64, 16, 256, 1, false, false, false>,
-                         SuperCfg<2, 64, 32, 256, 1, true, true, false>,
-                         SuperCfg<2, 64, 32, 256, 1, false, false, false>>;
+  using Alt = std::tuple<SuperCfg<2, 64, 16, 256, 1, false, true, false>, SuperCfg<2, 64, 32, 256, 1, true, true, false>,
+                         SuperCfg<2, 128, 32, 512, 1, false, false, false>, SuperCfg<2, 64, 64, 512, 1, false, false, false>>;
 };
 template <>
 struct PaddedTunings<4> {
-  // 64x128 floats per tile: run 2, 96.6% (tiles in order) vs 94.9% (in groups of 8 tile rows).
-  using C0 = SuperCfg<4, 64, 32, 256, 1, false, true, false>;
+  // 64x128 floats per tile, B lanes down: run 3, 97.6% vs 96.7% (B across)
+  // and 97.2-97.3% (64x64, 128x64).
+  using C0 = SuperCfg<4, 64, 32, 256, 1, false, false, false>;
   using Default = C0;
-  using Alt = std::tuple<SuperCfg<4, 64, 32, 256, 1, false, false, false>,
-                         SuperCfg<4, 64, 16, 256, 1, false, false, false>,
-                         SuperCfg<4, 128, 16, 256, 1, false, false, false>,
-                         SuperCfg<4, 128, 16, 256, 1, false, true, false>, SuperCfg<4, 64, 32, 256, 3, false, true, false>,
-                         SuperCfg<4, 64, 32, 256, 4, false, false, false>>;
+  using Alt = std::tuple<SuperCfg<4, 64, 32, 256, 1, false, true, false>, SuperCfg<4, 64, 16, 256, 1, false, false, false>,
+                         SuperCfg<4, 128, 16, 256, 1, false, false, false>, SuperCfg<4, 128, 32, 512, 1, false, false, false>>;
 };
 template <>
 struct PaddedTunings<8> {
-  // 64x32 doubles per tile, B lanes down the output rows: run 1, 97.6% vs
-  // 97.0% with conflict-free B lanes across (longer output runs win over
-  // 2-way bank conflicts); run 2, 97.7%.
-  using C0 = SuperCfg<8, 64, 16, 256, 1, false, false, false>;
+  // 32x64 doubles per tile, B lanes down the output rows: run 3, 97.8% vs
+  // 97.0-97.4% for 64x32, 64x64, 128x32. Run 1: B lanes down beat the
+  // conflict-free B lanes across, 97.6% vs 97.0%.
+  using C0 = SuperCfg<8, 32, 32, 256, 1, false, false, false>;
   using Default = C0;
-  using Alt = std::tuple<SuperCfg<8, 64, 32, 256, 1, false, false, false>,
-                         SuperCfg<8, 128, 16, 256, 1, false, false, false>,
-                         SuperCfg<8, 32, 32, 256, 1, false, false, false>, SuperCfg<8, 64, 16, 256, 4, false, false, false>>;
+  using Alt = std::tuple<SuperCfg<8, 64, 16, 256, 1, false, false, false>, SuperCfg<8, 64, 16, 256, 1, false, true, false>,
+                         SuperCfg<8, 64, 32, 256, 1, false, false, false>>;
 };
 template <>
 struct PaddedTunings<16> {
-  // 64x32 16-byte elements per tile: run 1, 97.4% vs 97.1% for 32x32 (at 114
-  // registers, 2 blocks per SM; MINB = 2 keeps it there).
-  using C0 = SuperCfg<16, 64, 32, 256, 2, false, false, false>;
+  // 32x32 16-byte elements per tile (the classic 32x33 tile, 16-byte
+  // elements): run 3, 98.0% vs 97.6-97.8% for 64x32 and 64x16.
+  using C0 = SuperCfg<16, 32, 32, 256, 1, false, false, false>;
   using Default = C0;
-  using Alt = std::tuple<SuperCfg<16, 64, 32, 256, 1, false, false, false>,
-                         SuperCfg<16, 32, 32, 256, 1, false, false, false>,
-                         SuperCfg<16, 64, 16, 256, 1, false, false, false>>;
+  using Alt = std::tuple<SuperCfg<16, 64, 32, 256, 2, false, false, false>, SuperCfg<16, 64, 16, 256, 1, false, false, false>>;
 };
 
 template <class Cfg>
 std::string cfg_name(const char* kernel) {
   return std::string(kernel) + "/" + std::to_string(Cfg::TSR) + "x" + std::to_string(Cfg::TSC) + "s-" +
-         std::to_string(Cfg::THREADS) + "t" + (Cfg::A_DOWN ? "-adown" : "") + (Cfg::B_ACROSS ? "-bacross" : "") +
+         std::to_string(Cfg::THREADS) + "t" + (Cfg::MINB > 1 ? "-minb" + std::to_string(Cfg::MINB) : "") + (Cfg::A_DOWN ? "-adown" : "") + (Cfg::B_ACROSS ? "-bacross" : "") +
          (Cfg::STREAM ? "-cs" : "");
 }
 

@@ -65,12 +65,13 @@ __device__ __forceinline__ void pair_coords(std::uint64_t p, std::uint64_t nt, s
   J = i + (p - start(i));
 }
 
-// Tiles are T x T elements (T = TR = TC); shared memory is two super buffers
-// (dynamic: a 64x64-double pair needs more than the 48 KiB default).
+// Rows 16-byte aligned (the launcher checks). Tiles are T x T elements
+// (T = TR = TC); shared memory is two super buffers (dynamic: a 64x64-double
+// pair needs more than the 48 KiB default).
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
-    inplace_tiled_kernel(unsigned char* a, std::uint64_t n, std::uint64_t ld, std::uint64_t nt, std::uint64_t npairs,
-                         bool vec) {
+    inplace_tiled_kernel(unsigned char* a, std::uint64_t n, std::uint64_t ld, std::uint64_t nt,
+                         std::uint64_t npairs) {
   constexpr std::size_t S = Cfg::S;
   constexpr unsigned T = Cfg::TR;
   static_assert(Cfg::TR == Cfg::TC, "in-place tiles are square");
@@ -86,7 +87,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     unsigned char* pa = a + (rI * ld + rJ) * S;  // tile (I, J)
     unsigned char* pb = a + (rJ * ld + rI) * S;  // tile (J, I)
     // J >= I, so J's extent bounds both tiles.
-    if (vec && rJ + T <= n) {
+    if (rJ + T <= n) {
       if (I == J) {
         TileRegs<Cfg> ra;
         load_tile<Cfg>(ra, pa, pitch);
@@ -119,6 +120,45 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   }
 }
 
+// Squares whose rows are not 16-byte aligned: the same tile pairs, element
+// by element, with batched loads (the tuned kernel keeps this path only for
+// its edge pairs, at one load in flight, to hold its registers down).
+constexpr std::size_t kElemTileBytes = 32 * 1024;  // per tile of a pair
+
+template <std::size_t S>
+__global__ void __launch_bounds__(256) inplace_elements_kernel(unsigned char* a, std::uint64_t n, std::uint64_t ld,
+                                                               unsigned side, std::uint64_t nt, std::uint64_t npairs) {
+  using E = carrier_t<S>;
+  extern __shared__ uint4 smem_dyn[];
+  E* eA = reinterpret_cast<E*>(smem_dyn);
+  E* eB = reinterpret_cast<E*>(smem_dyn + kElemTileBytes / 16);
+  E* m = reinterpret_cast<E*>(a);
+  for (std::uint64_t p = blockIdx.x; p < npairs; p += gridDim.x) {
+    std::uint64_t I, J;
+    pair_coords(p, nt, I, J);
+    const std::uint64_t rI = I * side, rJ = J * side;
+    const unsigned vi = unsigned(n - rI < side ? n - rI : side), vj = unsigned(n - rJ < side ? n - rJ : side);
+    edge_load<E, 256, kEdgeBatch>(eA, m, ld, rI, rJ, vi, vj);
+    if (I != J) edge_load<E, 256, kEdgeBatch>(eB, m, ld, rJ, rI, vj, vi);
+    __syncthreads();
+    edge_store<E, 256>(eA, m, ld, rI, rJ, vi, vj);
+    if (I != J) edge_store<E, 256>(eB, m, ld, rJ, rI, vj, vi);
+    if (p + gridDim.x < npairs) __syncthreads();
+  }
+}
+
+template <std::size_t S>
+void launch_inplace_elements(void* a, const Dims& d, cudaStream_t stream) {
+  constexpr std::uint64_t cap = kElemTileBytes / S;
+  unsigned side = 1;
+  while (std::uint64_t(side + 1) * (side + 2) <= cap) ++side;  // side * (side + 1) <= cap
+  const std::uint64_t nt = ceil_div(d.rows, side), npairs = nt * (nt + 1) / 2;
+  auto kernel = inplace_elements_kernel<S>;
+  GT_KCHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(2 * kElemTileBytes)));
+  kernel<<<grid_1d(npairs), 256, 2 * kElemTileBytes, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, side,
+                                                               nt, npairs);
+}
+
 template <class Cfg>
 void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t stream) {
   require(inplace_tiled_info(), in, nullptr, p);
@@ -133,8 +173,12 @@ void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t st
   if (smem > 48 * 1024)
     GT_KCHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   void* a = const_cast<void*>(in);
-  kernel<<<grid_1d(npairs), Cfg::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt, npairs,
-                                                          vec16_ok(a, a, d, Cfg::S));
+  if (!vec16_ok(a, a, d, Cfg::S)) {
+    launch_inplace_elements<Cfg::S>(a, d, stream);
+  } else {
+    kernel<<<grid_1d(npairs), Cfg::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt,
+                                                            npairs);
+  }
   GT_KLAUNCHED("inplace-tiled");
 }
 

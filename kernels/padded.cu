@@ -20,12 +20,12 @@
 namespace gt::kernels::detail {
 namespace {
 
-// Full aligned TR x TC tiles take the 16-byte path; partial or unaligned
-// ones the element path.
+// Rows 16-byte aligned (the launcher checks): full TR x TC tiles take the
+// 16-byte path, partial ones at the edges the element path.
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     padded_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
-                  std::uint64_t ntc, bool vec) {
+                  std::uint64_t ntc) {
   constexpr std::size_t S = Cfg::S;
   using T = carrier_t<S>;
   // Dynamic: a 256x256-byte tile needs more than the 48 KiB static limit.
@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   for (std::uint64_t b = blockIdx.x; b < ntiles; b += gridDim.x) {
     const TileIdx t = linear_tile(b, ntc);
     const std::uint64_t r0 = t.r * Cfg::TR, c0 = t.c * Cfg::TC;
-    if (vec && r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
+    if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
       TileRegs<Cfg> regs;
       load_tile<Cfg>(regs, in + (r0 * d.ld_in + c0) * S, d.ld_in * S);
       stash_tile<Cfg>(regs, sm);
@@ -54,9 +54,10 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   }
 }
 
-// Matrices with fewer rows or columns than a tile go to their own kernel, so
-// that its code does not raise the register count (and lower the occupancy)
-// of the tile kernel: that cost 10-20 points in run 2.
+// Matrices with fewer rows or columns than a tile, and matrices whose rows
+// are not 16-byte aligned, go to their own kernel, so that its code does not
+// raise the register count (and lower the occupancy) of the tile kernel:
+// that cost 10-20 points in run 2.
 enum class Skinny : int {
   rows,      // R x tc tiles, output packed: 16-byte accesses on both sides
   cols,      // tr x C tiles, input packed: 16-byte accesses on both sides
@@ -97,15 +98,21 @@ __global__ void __launch_bounds__(kSkinnyThreads)
 // as the buffer holds, ~32 KiB per block. Sizes leave room for the element
 // path's odd pitch (vc | 1), which the partial last tile takes. The 16-byte
 // modes need alignment only where rows start: the packed side is one run,
-// whose tiles start at multiples of 16 bytes.
+// whose tiles start at multiples of 16 bytes. A matrix that is not skinny
+// (unaligned rows) gets square element tiles of the same ~32 KiB.
 template <std::size_t S>
-void launch_skinny(const void* in, void* out, const Dims& d, cudaStream_t stream) {
+void launch_skinny(const void* in, void* out, const Dims& d, bool skinny, cudaStream_t stream) {
   constexpr std::uint64_t cap = kSkinnySmem / S, V = 16 / S;
   const bool ptrs =
       (reinterpret_cast<std::uintptr_t>(in) % 16) == 0 && (reinterpret_cast<std::uintptr_t>(out) % 16) == 0;
   Skinny mode = Skinny::elements;
   std::uint64_t tr, tc;
-  if (d.rows <= d.cols) {  // few rows
+  if (!skinny) {
+    std::uint64_t side = 1;
+    while ((side + 1) * (side + 2) <= cap) ++side;  // side * (side + 1) <= cap
+    tr = side < d.rows ? side : d.rows;
+    tc = side < d.cols ? side : d.cols;
+  } else if (d.rows <= d.cols) {  // few rows
     tr = d.rows;
     const std::uint64_t w = cap / tr - 1;
     if (ptrs && (d.ld_in * S) % 16 == 0 && d.ld_out == d.rows && w >= V) {
@@ -142,16 +149,17 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
   if (p.elem_size != Cfg::S)
     throw Error(ErrorKind::usage, "padded variant for " + std::to_string(Cfg::S) + "-byte elements called with " +
                                       std::to_string(p.elem_size) + "-byte elements");
-  if (d.rows < std::uint64_t(Cfg::TR) || d.cols < std::uint64_t(Cfg::TC)) {
-    launch_skinny<Cfg::S>(in, out, d, stream);
+  const bool skinny = d.rows < std::uint64_t(Cfg::TR) || d.cols < std::uint64_t(Cfg::TC);
+  const bool vec = vec16_ok(in, out, d, Cfg::S);
+  if (skinny || !vec) {
+    launch_skinny<Cfg::S>(in, out, d, skinny, stream);
   } else {
     const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
     auto kernel = padded_kernel<Cfg>;
     if (Cfg::SMEM > kDefaultSmem)
       GT_KCHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::SMEM)));
     kernel<<<grid_1d(ntr * ntc), Cfg::THREADS, Cfg::SMEM, stream>>>(static_cast<const unsigned char*>(in),
-                                                                   static_cast<unsigned char*>(out), d, ntr, ntc,
-                                                                   vec16_ok(in, out, d, Cfg::S));
+                                                                   static_cast<unsigned char*>(out), d, ntr, ntc);
   }
   GT_KLAUNCHED("padded");
 }
@@ -168,12 +176,12 @@ struct PaddedTunings<1> {
   // 256x128 bytes per tile: run 1 (H100, 2026-11-22) 88.9% vs 87.3% for
   // 128x128. Run 3: A lanes along the rows (512 B per warp load, 4-way
   // conflicts on the shared stores) and B lanes down the output rows: 92.7%
-  // vs 88.7% with both conflict-free.
-  using C0 = SuperCfg<1, 64, 32, 256, 1, false, false, false>;
+  // vs 88.7% with both conflict-free. Run 4: 256x256 bytes per tile
+  // (64 KiB, dynamic shared memory), 95.3% vs 92.4% for 256x128.
+  using C0 = SuperCfg<1, 64, 64, 256, 1, false, false, false>;
   using Default = C0;
-  using Alt = std::tuple<SuperCfg<1, 64, 64, 256, 1, false, false, false>, SuperCfg<1, 64, 64, 512, 1, false, false, false>,
-                         SuperCfg<1, 128, 32, 512, 1, false, false, false>, SuperCfg<1, 128, 64, 512, 1, false, false, false>,
-                         SuperCfg<1, 64, 32, 256, 1, false, true, false>, SuperCfg<1, 64, 32, 256, 1, true, true, false>>;
+  using Alt = std::tuple<SuperCfg<1, 64, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 256, 1, false, false, false>,
+                         SuperCfg<1, 128, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 256, 1, true, true, false>>;
 };
 template <>
 struct PaddedTunings<2> {
@@ -191,7 +199,7 @@ struct PaddedTunings<4> {
   using C0 = SuperCfg<4, 64, 32, 256, 1, false, false, false>;
   using Default = C0;
   using Alt = std::tuple<SuperCfg<4, 64, 32, 256, 1, false, true, false>, SuperCfg<4, 64, 16, 256, 1, false, false, false>,
-                         SuperCfg<4, 128, 16, 256, 1, false, false, false>, SuperCfg<4, 128, 32, 512, 1, false, false, false>>;
+                         SuperCfg<4, 128, 16, 256, 1, false, false, false>, SuperCfg<4, 64, 64, 512, 1, false, false, false>>;
 };
 template <>
 struct PaddedTunings<8> {

@@ -26,13 +26,14 @@ inline void copy_elem(byte* dst, const byte* src) {
   std::memcpy(dst, src, ES);
 }
 
-// Register block side per element size: one 16-byte vector per row.
+// A register block of KR input rows x KC input columns per element size;
+// the portable one is one 16-byte row of elements square.
 template <std::size_t ES>
 struct Micro {
-  static constexpr std::size_t K = ES >= 16 ? 1 : 16 / ES;
+  static constexpr std::size_t KR = ES >= 16 ? 1 : 16 / ES, KC = KR;
   static void run(const byte* in, std::size_t ldi, byte* out, std::size_t ldo) {
-    for (std::size_t i = 0; i < K; ++i)
-      for (std::size_t j = 0; j < K; ++j) copy_elem<ES>(out + j * ldo + i * ES, in + i * ldi + j * ES);
+    for (std::size_t i = 0; i < KR; ++i)
+      for (std::size_t j = 0; j < KC; ++j) copy_elem<ES>(out + j * ldo + i * ES, in + i * ldi + j * ES);
   }
 };
 
@@ -40,9 +41,114 @@ struct Micro {
 inline __m128i ld(const byte* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
 inline void st(byte* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
 
+#if GT_CPU_AVX2
+inline __m256i ld256(const byte* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+inline void st256(byte* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+// Rows p and q's 16-byte halves side by side: [p | q].
+inline __m256i ld2x128(const byte* p, const byte* q) {
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(ld(p)), ld(q), 1);
+}
+
+// 1 and 2 bytes: the SSE2 interleaving network run on both 128-bit lanes
+// at once, so one pass transposes two blocks side by side (columns 0-15 and
+// 16-31 for bytes); each result vector holds two output rows.
+inline void st_lanes(byte* lo, byte* hi, __m256i v) {
+  st(lo, _mm256_castsi256_si128(v));
+  st(hi, _mm256_extracti128_si256(v, 1));
+}
+
 template <>
 struct Micro<1> {
-  static constexpr std::size_t K = 16;
+  static constexpr std::size_t KR = 16, KC = 32;
+  static void run(const byte* in, std::size_t ldi, byte* out, std::size_t ldo) {
+    __m256i r[16], a[16], b[16], c[16];
+    for (int k = 0; k < 16; ++k) r[k] = ld256(in + k * ldi);
+    for (int p = 0; p < 8; ++p) {
+      a[2 * p] = _mm256_unpacklo_epi8(r[2 * p], r[2 * p + 1]);
+      a[2 * p + 1] = _mm256_unpackhi_epi8(r[2 * p], r[2 * p + 1]);
+    }
+    for (int q = 0; q < 4; ++q) {
+      b[4 * q + 0] = _mm256_unpacklo_epi16(a[4 * q], a[4 * q + 2]);
+      b[4 * q + 1] = _mm256_unpackhi_epi16(a[4 * q], a[4 * q + 2]);
+      b[4 * q + 2] = _mm256_unpacklo_epi16(a[4 * q + 1], a[4 * q + 3]);
+      b[4 * q + 3] = _mm256_unpackhi_epi16(a[4 * q + 1], a[4 * q + 3]);
+    }
+    for (int o = 0; o < 2; ++o)
+      for (int g = 0; g < 4; ++g) {
+        c[8 * o + 2 * g] = _mm256_unpacklo_epi32(b[8 * o + g], b[8 * o + 4 + g]);
+        c[8 * o + 2 * g + 1] = _mm256_unpackhi_epi32(b[8 * o + g], b[8 * o + 4 + g]);
+      }
+    for (int m = 0; m < 8; ++m) {
+      st_lanes(out + (2 * m) * ldo, out + (16 + 2 * m) * ldo, _mm256_unpacklo_epi64(c[m], c[8 + m]));
+      st_lanes(out + (2 * m + 1) * ldo, out + (17 + 2 * m) * ldo, _mm256_unpackhi_epi64(c[m], c[8 + m]));
+    }
+  }
+};
+
+template <>
+struct Micro<2> {
+  static constexpr std::size_t KR = 8, KC = 16;
+  static void run(const byte* in, std::size_t ldi, byte* out, std::size_t ldo) {
+    __m256i r[8], a[8], b[8];
+    for (int k = 0; k < 8; ++k) r[k] = ld256(in + k * ldi);
+    for (int p = 0; p < 4; ++p) {
+      a[2 * p] = _mm256_unpacklo_epi16(r[2 * p], r[2 * p + 1]);
+      a[2 * p + 1] = _mm256_unpackhi_epi16(r[2 * p], r[2 * p + 1]);
+    }
+    for (int o = 0; o < 2; ++o) {
+      b[4 * o + 0] = _mm256_unpacklo_epi32(a[4 * o], a[4 * o + 2]);
+      b[4 * o + 1] = _mm256_unpackhi_epi32(a[4 * o], a[4 * o + 2]);
+      b[4 * o + 2] = _mm256_unpacklo_epi32(a[4 * o + 1], a[4 * o + 3]);
+      b[4 * o + 3] = _mm256_unpackhi_epi32(a[4 * o + 1], a[4 * o + 3]);
+    }
+    for (int m = 0; m < 4; ++m) {
+      st_lanes(out + (2 * m) * ldo, out + (8 + 2 * m) * ldo, _mm256_unpacklo_epi64(b[m], b[4 + m]));
+      st_lanes(out + (2 * m + 1) * ldo, out + (9 + 2 * m) * ldo, _mm256_unpackhi_epi64(b[m], b[4 + m]));
+    }
+  }
+};
+
+template <>
+struct Micro<4> {
+  static constexpr std::size_t KR = 8, KC = 8;
+  static void run(const byte* in, std::size_t ldi, byte* out, std::size_t ldo) {
+    // Lane 0 holds rows 0-3, lane 1 rows 4-7, so two 4x4 transposes in
+    // lanes finish the job without cross-lane shuffles.
+    __m256i r[8], a[8];
+    for (int k = 0; k < 4; ++k) {
+      r[k] = ld2x128(in + k * ldi, in + (k + 4) * ldi);
+      r[k + 4] = ld2x128(in + k * ldi + 16, in + (k + 4) * ldi + 16);
+    }
+    for (int h = 0; h < 2; ++h) {
+      __m256i* x = r + 4 * h;
+      a[4 * h + 0] = _mm256_unpacklo_epi32(x[0], x[1]);
+      a[4 * h + 1] = _mm256_unpackhi_epi32(x[0], x[1]);
+      a[4 * h + 2] = _mm256_unpacklo_epi32(x[2], x[3]);
+      a[4 * h + 3] = _mm256_unpackhi_epi32(x[2], x[3]);
+      st256(out + (4 * h + 0) * ldo, _mm256_unpacklo_epi64(a[4 * h], a[4 * h + 2]));
+      st256(out + (4 * h + 1) * ldo, _mm256_unpackhi_epi64(a[4 * h], a[4 * h + 2]));
+      st256(out + (4 * h + 2) * ldo, _mm256_unpacklo_epi64(a[4 * h + 1], a[4 * h + 3]));
+      st256(out + (4 * h + 3) * ldo, _mm256_unpackhi_epi64(a[4 * h + 1], a[4 * h + 3]));
+    }
+  }
+};
+
+template <>
+struct Micro<8> {
+  static constexpr std::size_t KR = 4, KC = 4;
+  static void run(const byte* in, std::size_t ldi, byte* out, std::size_t ldo) {
+    __m256i r0 = ld2x128(in, in + 2 * ldi), r1 = ld2x128(in + ldi, in + 3 * ldi);
+    __m256i r2 = ld2x128(in + 16, in + 2 * ldi + 16), r3 = ld2x128(in + ldi + 16, in + 3 * ldi + 16);
+    st256(out, _mm256_unpacklo_epi64(r0, r1));
+    st256(out + ldo, _mm256_unpackhi_epi64(r0, r1));
+    st256(out + 2 * ldo, _mm256_unpacklo_epi64(r2, r3));
+    st256(out + 3 * ldo, _mm256_unpackhi_epi64(r2, r3));
+  }
+};
+#else
+template <>
+struct Micro<1> {
+  static constexpr std::size_t KR = 16, KC = 16;
   static void run(const byte* in, std::size_t ldi, byte* out, std::size_t ldo) {
     __m128i r[16], a[16], b[16], c[16];
     for (int k = 0; k < 16; ++k) r[k] = ld(in + k * ldi);
@@ -71,7 +177,7 @@ struct Micro<1> {
 
 template <>
 struct Micro<2> {
-  static constexpr std::size_t K = 8;
+  static constexpr std::size_t KR = 8, KC = 8;
   static void run(const byte* in, std::size_t ldi, byte* out, std::size_t ldo) {
     __m128i r[8], a[8], b[8];
     for (int k = 0; k < 8; ++k) r[k] = ld(in + k * ldi);
@@ -92,55 +198,9 @@ struct Micro<2> {
   }
 };
 
-#if GT_CPU_AVX2
-inline __m256i ld256(const byte* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-inline void st256(byte* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-// Rows p and q's 16-byte halves side by side: [p | q].
-inline __m256i ld2x128(const byte* p, const byte* q) {
-  return _mm256_inserti128_si256(_mm256_castsi128_si256(ld(p)), ld(q), 1);
-}
-
 template <>
 struct Micro<4> {
-  static constexpr std::size_t K = 8;
-  static void run(const byte* in, std::size_t ldi, byte* out, std::size_t ldo) {
-    // Lane 0 holds rows 0-3, lane 1 rows 4-7, so two 4x4 transposes in
-    // lanes finish the job without cross-lane shuffles.
-    __m256i r[8], a[8];
-    for (int k = 0; k < 4; ++k) {
-      r[k] = ld2x128(in + k * ldi, in + (k + 4) * ldi);
-      r[k + 4] = ld2x128(in + k * ldi + 16, in + (k + 4) * ldi + 16);
-    }
-    for (int h = 0; h < 2; ++h) {
-      __m256i* x = r + 4 * h;
-      a[4 * h + 0] = _mm256_unpacklo_epi32(x[0], x[1]);
-      a[4 * h + 1] = _mm256_unpackhi_epi32(x[0], x[1]);
-      a[4 * h + 2] = _mm256_unpacklo_epi32(x[2], x[3]);
-      a[4 * h + 3] = _mm256_unpackhi_epi32(x[2], x[3]);
-      st256(out + (4 * h + 0) * ldo, _mm256_unpacklo_epi64(a[4 * h], a[4 * h + 2]));
-      st256(out + (4 * h + 1) * ldo, _mm256_unpackhi_epi64(a[4 * h], a[4 * h + 2]));
-      st256(out + (4 * h + 2) * ldo, _mm256_unpacklo_epi64(a[4 * h + 1], a[4 * h + 3]));
-      st256(out + (4 * h + 3) * ldo, _mm256_unpackhi_epi64(a[4 * h + 1], a[4 * h + 3]));
-    }
-  }
-};
-
-template <>
-struct Micro<8> {
-  static constexpr std::size_t K = 4;
-  static void run(const byte* in, std::size_t ldi, byte* out, std::size_t ldo) {
-    __m256i r0 = ld2x128(in, in + 2 * ldi), r1 = ld2x128(in + ldi, in + 3 * ldi);
-    __m256i r2 = ld2x128(in + 16, in + 2 * ldi + 16), r3 = ld2x128(in + ldi + 16, in + 3 * ldi + 16);
-    st256(out, _mm256_unpacklo_epi64(r0, r1));
-    st256(out + ldo, _mm256_unpackhi_epi64(r0, r1));
-    st256(out + 2 * ldo, _mm256_unpacklo_epi64(r2, r3));
-    st256(out + 3 * ldo, _mm256_unpackhi_epi64(r2, r3));
-  }
-};
-#else
-template <>
-struct Micro<4> {
-  static constexpr std::size_t K = 4;
+  static constexpr std::size_t KR = 4, KC = 4;
   static void run(const byte* in, std::size_t ldi, byte* out, std::size_t ldo) {
     __m128i r0 = ld(in), r1 = ld(in + ldi), r2 = ld(in + 2 * ldi), r3 = ld(in + 3 * ldi);
     __m128i a0 = _mm_unpacklo_epi32(r0, r1), a1 = _mm_unpackhi_epi32(r0, r1);
@@ -154,7 +214,7 @@ struct Micro<4> {
 
 template <>
 struct Micro<8> {
-  static constexpr std::size_t K = 2;
+  static constexpr std::size_t KR = 2, KC = 2;
   static void run(const byte* in, std::size_t ldi, byte* out, std::size_t ldo) {
     __m128i r0 = ld(in), r1 = ld(in + ldi);
     st(out, _mm_unpacklo_epi64(r0, r1));
@@ -165,7 +225,7 @@ struct Micro<8> {
 
 template <>
 struct Micro<16> {
-  static constexpr std::size_t K = 1;
+  static constexpr std::size_t KR = 1, KC = 1;
   static void run(const byte* in, std::size_t, byte* out, std::size_t) { st(out, ld(in)); }
 };
 #endif  // GT_CPU_X86
@@ -191,14 +251,14 @@ inline void prefetch_row(const RowPrefetch& pf, std::size_t r, std::size_t ldi, 
 template <std::size_t ES>
 inline void transpose_block(const byte* in, std::size_t ldi, byte* out, std::size_t ldo, std::size_t h,
                             std::size_t w, const RowPrefetch& pf = {}) {
-  constexpr std::size_t K = Micro<ES>::K;
-  const std::size_t hk = h / K * K, wk = w / K * K;
+  constexpr std::size_t KR = Micro<ES>::KR, KC = Micro<ES>::KC;
+  const std::size_t hk = h / KR * KR, wk = w / KC * KC;
   const std::size_t row_bytes = w * ES;
-  for (std::size_t i = 0; i < hk; i += K) {
-    for (std::size_t r = i; r < i + K && r < pf.rows; ++r) prefetch_row(pf, r, ldi, row_bytes);
-    for (std::size_t j = 0; j < wk; j += K) Micro<ES>::run(in + i * ldi + j * ES, ldi, out + j * ldo + i * ES, ldo);
+  for (std::size_t i = 0; i < hk; i += KR) {
+    for (std::size_t r = i; r < i + KR && r < pf.rows; ++r) prefetch_row(pf, r, ldi, row_bytes);
+    for (std::size_t j = 0; j < wk; j += KC) Micro<ES>::run(in + i * ldi + j * ES, ldi, out + j * ldo + i * ES, ldo);
     for (std::size_t j = wk; j < w; ++j)
-      for (std::size_t r = i; r < i + K; ++r) copy_elem<ES>(out + j * ldo + r * ES, in + r * ldi + j * ES);
+      for (std::size_t r = i; r < i + KR; ++r) copy_elem<ES>(out + j * ldo + r * ES, in + r * ldi + j * ES);
   }
   for (std::size_t r = hk; r < h; ++r)
     for (std::size_t j = 0; j < w; ++j) copy_elem<ES>(out + j * ldo + r * ES, in + r * ldi + j * ES);
@@ -286,7 +346,7 @@ void inplace_es(const InplaceJob& job) {
 
 template <std::size_t ES>
 constexpr std::size_t micro_k() {
-  return Micro<ES>::K;
+  return Micro<ES>::KR > Micro<ES>::KC ? Micro<ES>::KR : Micro<ES>::KC;
 }
 
 }  // namespace gt::cpu::GT_CPU_ISA

@@ -16,6 +16,8 @@ struct CpuTuning {
   // (0: none), into L1 or, with prefetch_l2, into L2 only.
   std::uint32_t prefetch_ahead = 1;
   bool prefetch_l2 = false;
+  // In place: the side of the square blocks swapped pairwise.
+  std::uint32_t inplace_block = 64;
   // Output of at least this many bytes is written with non-temporal stores
   // through an L1 staging block; smaller output stays in cache.
   std::uint64_t stream_min_bytes = std::uint64_t(64) << 20;

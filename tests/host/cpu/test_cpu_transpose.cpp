@@ -142,12 +142,14 @@ TEST(CpuTransposeInplace, SquaresOddAndEvenWithPadding) {
       for (std::uint64_t pad : {0, 3})
         for (int threads : {1, 2, 8}) {
           check_inplace(n, n + pad, es, threads, seed++, nullptr);
-          for (const std::string& isa : isas) {
-            gt::cpu::CpuTuning t = gt::cpu::default_tuning(es);
-            t.isa = isa;
-            t.parallel_min_bytes = 0;
-            check_inplace(n, n + pad, es, threads, seed++, &t);
-          }
+          for (const std::string& isa : isas)
+            for (std::uint32_t block : {0u, 40u}) {
+              gt::cpu::CpuTuning t = gt::cpu::default_tuning(es);
+              t.isa = isa;
+              t.parallel_min_bytes = 0;
+              if (block) t.inplace_block = block;
+              check_inplace(n, n + pad, es, threads, seed++, &t);
+            }
           if (HasFatalFailure()) return;
         }
 }

@@ -193,7 +193,8 @@ struct InplaceTunings<1> {
   // 93.8% vs 92.2% (both conflict-free).
   using C0 = SuperCfg<1, 32, 32, 256, 1, false, false, false>;
   using Default = C0;
-  using Alt = std::tuple<SuperCfg<1, 32, 32, 256, 1, true, true, false>, SuperCfg<1, 32, 32, 128, 1, false, false, false>>;
+  using Alt = std::tuple<SuperCfg<1, 32, 32, 128, 1, false, false, false>, SuperCfg<1, 64, 64, 512, 1, false, false, false>,
+                         SuperCfg<1, 64, 64, 1024, 1, false, false, false>>;
 };
 template <>
 struct InplaceTunings<2> {

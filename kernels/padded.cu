@@ -199,7 +199,8 @@ struct PaddedTunings<4> {
   using C0 = SuperCfg<4, 64, 32, 256, 1, false, false, false>;
   using Default = C0;
   using Alt = std::tuple<SuperCfg<4, 64, 32, 256, 1, false, true, false>, SuperCfg<4, 64, 16, 256, 1, false, false, false>,
-                         SuperCfg<4, 128, 16, 256, 1, false, false, false>, SuperCfg<4, 64, 64, 512, 1, false, false, false>>;
+                         SuperCfg<4, 128, 16, 256, 1, false, false, false>, SuperCfg<4, 64, 32, 256, 1, false, false, true>,
+                         SuperCfg<4, 64, 32, 512, 1, false, false, false>, SuperCfg<4, 64, 32, 256, 3, false, false, false>>;
 };
 template <>
 struct PaddedTunings<8> {

@@ -103,16 +103,16 @@ struct BestRow {
   const char* chosen_by;
 };
 constexpr BestRow kBest[] = {
-    {1, Kind::transpose, "padded", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue 16384x65536 i8"},
-    {2, Kind::transpose, "padded", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue 16384x32768 f16"},
-    {4, Kind::transpose, "padded", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue 16384x16384 f32"},
-    {8, Kind::transpose, "padded", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue 16384x8192 f64"},
-    {16, Kind::transpose, "padded", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue 16384x4096 16-byte"},
-    {1, Kind::inplace, "inplace-tiled", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue square i8"},
-    {2, Kind::inplace, "inplace-tiled", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue square f16"},
-    {4, Kind::inplace, "inplace-tiled", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue 16384^2 f32"},
-    {8, Kind::inplace, "inplace-tiled", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue square f64"},
-    {16, Kind::inplace, "inplace-tiled", "H100 (nvidia-h100-x1), 2026-11-23, DISABLED_Tune.Catalogue square 16-byte"},
+    {1, Kind::transpose, "padded", "H100, 2026-11-22, gpu-check run 7: 95.3% of D2D on 16384x65536 (cuBLASLt 32.6%)"},
+    {2, Kind::transpose, "padded", "H100, 2026-11-22, gpu-check run 7: 96.4-97.2% of D2D on 16384x32768 (cuBLASLt 65.0%)"},
+    {4, Kind::transpose, "padded", "H100, 2026-11-22, gpu-check run 7: 96.7-97.2% of D2D on 16384^2 (Sgeam 95.3%)"},
+    {8, Kind::transpose, "padded", "H100, 2026-11-22, gpu-check run 7: 97.5-97.8% of D2D on 16384x8192 (cuBLASLt 96.8%)"},
+    {16, Kind::transpose, "padded", "H100, 2026-11-22, gpu-check run 7: 97.6-97.7% of D2D on 16384x4096 (Zgeam 96.7%)"},
+    {1, Kind::inplace, "inplace-tiled", "H100, 2026-11-22, gpu-check run 7: 94.8% of D2D on 32768^2 (inplace-swap 5.9%)"},
+    {2, Kind::inplace, "inplace-tiled", "H100, 2026-11-22, gpu-check run 7: 94.8% of D2D on 23168^2 (inplace-swap 9.4%)"},
+    {4, Kind::inplace, "inplace-tiled", "H100, 2026-11-22, gpu-check run 7: 95.5-95.6% of D2D on 16384^2 (inplace-swap 15.8%)"},
+    {8, Kind::inplace, "inplace-tiled", "H100, 2026-11-22, gpu-check run 7: 94.8% of D2D on 11584^2 (inplace-swap 31.3%)"},
+    {16, Kind::inplace, "inplace-tiled", "H100, 2026-11-22, gpu-check run 7: 96.1-96.4% of D2D on 8192^2 (inplace-swap 74.5%)"},
 };
 }  // namespace
 

@@ -44,7 +44,7 @@ done
 
 if has_step build; then
   t0=$(date +%s)
-  if cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release "${THRUST_ARGS[@]}" >"$OUT/build.log" 2>&1 &&
+  if cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGT_ENABLE_CUDA=ON -DGT_BUILD_TESTS=ON "${THRUST_ARGS[@]}" >"$OUT/build.log" 2>&1 &&
      cmake --build "$B" -j"$JOBS" --target gt_device_tests >>"$OUT/build.log" 2>&1; then
     record build ok "gt_device_tests in $(secs "$t0") s"
   else

@@ -1,0 +1,72 @@
+// The CUDA engine end to end through the command line: every format and
+// element size, out of place and in place, with small budgets so that many
+// tiles go through the GPU. Skipped with a reason where no GPU exists.
+#include <gtest/gtest.h>
+
+#include "cli/cli_util.hpp"
+
+using cli::gtgen;
+using cli::gtranspose;
+using cli::Result;
+using cli::TempDir;
+
+namespace {
+
+std::string why(const Result& r) { return "command: " + r.cmdline + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err; }
+
+// Whether `--engine cuda` can run here; the reason when not.
+bool have_gpu(std::string* reason) {
+  static Result probe = gtranspose({"--bench", "--engine", "cuda", "--shape", "64x64", "--reps", "1", "--kernel",
+                                    "copy", "--no-peers", "-q"});
+  if (probe.exit_code != 0) *reason = probe.err.empty() ? "no GPU" : probe.err;
+  return probe.exit_code == 0;
+}
+
+struct Case {
+  std::string ext, dtype, shape, kernel;
+  bool in_place;
+};
+
+std::string swap_shape(const std::string& s) {
+  auto x = s.find('x');
+  return s.substr(x + 1) + "x" + s.substr(0, x);
+}
+
+}  // namespace
+
+class CudaEngine : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaEngine, MatchesThePattern) {
+  std::string reason;
+  if (!have_gpu(&reason)) GTEST_SKIP() << "no CUDA device: " << reason;
+  const Case& c = GetParam();
+  TempDir d;
+  const std::string in = d / ("in" + c.ext), out = d / ("out" + c.ext);
+  Result g = gtgen({in, "--shape", c.shape, "--dtype", c.dtype, "--seed", "21"});
+  ASSERT_EQ(g.exit_code, 0) << why(g);
+  std::vector<std::string> raw;
+  if (c.ext == ".raw") raw = {"--shape", c.shape, "--dtype", c.dtype};
+  std::vector<std::string> args{in};
+  if (c.in_place) args.push_back("--in-place");
+  else args.push_back(out);
+  args.insert(args.end(), {"--engine", "cuda", "--kernel", c.kernel, "--host-mem", "2M", "--device-mem", "1M"});
+  args.insert(args.end(), raw.begin(), raw.end());
+  Result r = gtranspose(args);
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_NE(r.out.find("engine cuda (" + (c.kernel == "auto" ? std::string() : c.kernel)), std::string::npos)
+      << why(r);
+  std::vector<std::string> verify{"--verify", c.in_place ? in : out, "--transposed", "--seed", "21", "-q"};
+  if (c.ext == ".raw") verify.insert(verify.end(), {"--shape", swap_shape(c.shape), "--dtype", c.dtype});
+  Result v = gtgen(verify);
+  EXPECT_EQ(v.exit_code, 0) << why(v) << "\n" << why(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Formats, CudaEngine,
+    ::testing::Values(Case{".raw", "u8", "1031x2049", "padded", false}, Case{".raw", "f16", "777x1501", "padded", false},
+                      Case{".raw", "f32", "1201x613", "auto", false}, Case{".raw", "f64", "3x50000", "padded", false},
+                      Case{".raw", "c128", "50000x3", "padded", false}, Case{".npy", "i32", "640x480", "smem", false},
+                      Case{".npy", "c64", "301x511", "unrolled", false}, Case{".h5", "u16", "333x777", "diagonal", false},
+                      Case{".h5", "f64", "1x1", "padded", false}, Case{".raw", "u8", "1025x1025", "padded", true},
+                      Case{".raw", "f32", "700x700", "auto", true}, Case{".npy", "c128", "129x129", "padded", true},
+                      Case{".h5", "i16", "611x611", "tiled", true}));

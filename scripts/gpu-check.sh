@@ -9,6 +9,10 @@
 # tune      the DISABLED_Tune timing harness (GT_TUNE_* variables pass through; log: tune.log)
 # bench     gtranspose --bench --kernel all on the 1 GiB shapes, one JSON per dtype, if the CLI built
 #
+# Environment: GT_BUILD_DIR (default /tmp/b), GT_JOBS (16), GT_TUNE_FILTER (a gtest
+# filter over DISABLED_Tune.*), and the harness's GT_TUNE_SIZES, GT_TUNE_KERNELS,
+# GT_TUNE_VARIANTS, GT_TUNE_REPS (tests/device/tune_test.cu).
+#
 # Logs go to $OUT (the device tool's folder; ./gpu-check-out when unset), bundled
 # into few files since the device tool returns at most 8. A piece that is
 # missing (no CLI yet, no compute-sanitizer) is reported and skipped; the exit

@@ -24,6 +24,10 @@
 // served a quarter (8 lanes) at a time, and the 8 lanes hit distinct banks
 // when they walk down super-rows at an odd pitch (TSC + 1), or along a
 // super-row. The A_DOWN / B_ACROSS flags pick which way the 8 lanes walk.
+// The tuned kernels walk the other way on both sides (loads along input
+// rows, stores down output rows) and take 2- to 4-way conflicts: longer runs
+// of one row per warp instruction won 1-4 points on the H100 (docs/PERF.md,
+// run 3), and shared memory is not what limits these kernels.
 //
 // The helpers take no __restrict__: inplace-tiled reads and writes one matrix.
 #pragma once

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # The GPU check: the one command the team runs on the device machine.
 #
-#   scripts/gpu-check.sh [STEP...]     STEP: build tests sanitize tune bench (default: build tests sanitize bench)
+#   scripts/gpu-check.sh [STEP...]
+#     STEP: build tests sanitize host cpubench bench engine tune
+#     (default: build tests sanitize host cpubench bench engine)
 #
-# build     configure (Release, Ninja) and build gt_device_tests, then try gtranspose_cli
+# build     configure (Release, Ninja) and build everything (gt_device_tests first)
 # tests     the whole device suite (log: tests.log)
 # sanitize  compute-sanitizer memcheck and racecheck over Sanitize.* (every kernel x element size, small)
-# tune      the DISABLED_Tune timing harness (GT_TUNE_* variables pass through; log: tune.log)
+# host      every other test (host units, CLI end to end, CLI with --engine cuda on this GPU)
+# cpubench  gtranspose --bench --engine cpu on the 1 GiB shapes, all cores (issue 3's target)
 # bench     gtranspose --bench --kernel all on the 1 GiB shapes, one JSON per dtype, if the CLI built
+# engine    a 2 GiB raw file transposed file to file by --engine cuda and cpu, beside cp + sync
+# tune      the DISABLED_Tune timing harness (GT_TUNE_* variables pass through; log: tune.log)
 #
 # Environment: GT_BUILD_DIR (default /tmp/b), GT_JOBS (16), GT_TUNE_FILTER (a gtest
 # filter over DISABLED_Tune.*), and the harness's GT_TUNE_SIZES, GT_TUNE_KERNELS,
@@ -24,7 +29,7 @@ B=${GT_BUILD_DIR:-/tmp/b}
 JOBS=${GT_JOBS:-16}
 mkdir -p "$OUT"
 STEPS=("$@")
-[ ${#STEPS[@]} -eq 0 ] && STEPS=(build tests sanitize bench)
+[ ${#STEPS[@]} -eq 0 ] && STEPS=(build tests sanitize host cpubench bench engine)
 
 SUMMARY=()
 STATUS=0
@@ -39,8 +44,10 @@ secs() { echo $(( $(date +%s) - $1 )); }
 TESTS=$B/tests/gt_device_tests
 CLI=$B/gtranspose
 
-# CMake 4 on the device machine misses Thrust's package through the
-# top-level HINTS; point it at the toolkit's copy when one is there.
+GEN=$B/gt-gen
+
+# Thrust's CMake package: the top-level CMakeLists looks beside the toolkit's
+# libraries. Should that miss, retry with the toolkit's copy named outright.
 THRUST_ARGS=()
 for d in /usr/local/cuda/lib64/cmake/thrust /usr/local/cuda/targets/*/lib/cmake/thrust; do
   if [ -f "$d/thrust-config.cmake" ]; then THRUST_ARGS=(-DThrust_DIR="$d"); break; fi
@@ -48,20 +55,26 @@ done
 
 if has_step build; then
   t0=$(date +%s)
-  if cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGT_ENABLE_CUDA=ON -DGT_BUILD_TESTS=ON "${THRUST_ARGS[@]}" >"$OUT/build.log" 2>&1 &&
-     cmake --build "$B" -j"$JOBS" --target gt_device_tests >>"$OUT/build.log" 2>&1; then
+  CFG=(-S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGT_ENABLE_CUDA=ON -DGT_BUILD_TESTS=ON)
+  if cmake "${CFG[@]}" >"$OUT/build.log" 2>&1; then
+    record configure ok "Thrust found by the top-level CMakeLists"
+  elif cmake "${CFG[@]}" "${THRUST_ARGS[@]}" >>"$OUT/build.log" 2>&1; then
+    record configure ok "needed ${THRUST_ARGS[*]}"
+  else
+    record configure FAIL "see build.log"
+  fi
+  if cmake --build "$B" -j"$JOBS" --target gt_device_tests >>"$OUT/build.log" 2>&1; then
     record build ok "gt_device_tests in $(secs "$t0") s"
   else
     record build FAIL "gt_device_tests: see build.log"
     tail -30 "$OUT/build.log"
   fi
-  if has_step bench; then
-    t0=$(date +%s)
-    if cmake --build "$B" -j"$JOBS" --target gtranspose_cli >"$OUT/build-cli.log" 2>&1; then
-      record build-cli ok "gtranspose in $(secs "$t0") s"
-    else
-      record build-cli skipped "gtranspose_cli did not build (another area mid-change?): see build-cli.log"
-    fi
+  t0=$(date +%s)
+  if cmake --build "$B" -j"$JOBS" >"$OUT/build-all.log" 2>&1; then
+    record build-all ok "everything in $(secs "$t0") s"
+  else
+    record build-all FAIL "see build-all.log"
+    tail -30 "$OUT/build-all.log"
   fi
 fi
 
@@ -110,6 +123,41 @@ if has_step tune; then
   fi
 fi
 
+if has_step host; then
+  t0=$(date +%s)
+  if (cd "$B" && ctest -LE device -j8 --timeout 600 --output-on-failure) >"$OUT/host-tests.log" 2>&1; then
+    record host ok "$(grep -E 'tests passed' "$OUT/host-tests.log" | tail -1) in $(secs "$t0") s"
+  else
+    record host FAIL "$(grep -E 'tests passed' "$OUT/host-tests.log" | tail -1): see host-tests.log"
+    grep -E '^\s+[0-9]+ - .*Failed' "$OUT/host-tests.log" | head -20
+  fi
+  skipped_cuda=$(grep -c 'CudaEngine.*Skipped' "$OUT/host-tests.log")
+  [ "$skipped_cuda" -gt 0 ] && record host-cuda FAIL "$skipped_cuda --engine cuda CLI tests skipped on a GPU machine"
+fi
+
+SHAPES="i8:16384x65536 f16:16384x32768 f32:16384x16384 f64:16384x8192 c128:16384x4096"
+
+if has_step cpubench; then
+  if [ -x "$CLI" ]; then
+    : >"$OUT/cpubench.log"
+    for spec in $SHAPES; do
+      dt=${spec%%:*}
+      shape=${spec#*:}
+      if "$CLI" --bench --engine cpu --dtype "$dt" --shape "$shape" --reps 10 --warmup 2 \
+          --json "$OUT/cpubench-$dt.json" >>"$OUT/cpubench.log" 2>&1; then
+        # The % column stands just before "verified" (the config column may hold two words).
+        pct=$(grep -E '^ *cpu-blocked' "$OUT/cpubench.log" | tail -1 |
+              awk '{for (i = NF; i > 1; i--) if ($i == "yes" || $i == "no") { print $(i - 1); exit }}')
+        record "cpu-$dt" ok "$shape: cpu-blocked ${pct:-?}% of memcpy ($(nproc) threads)"
+      else
+        record "cpu-$dt" FAIL "$shape: see cpubench.log"
+      fi
+    done
+  else
+    record cpubench skipped "no $CLI"
+  fi
+fi
+
 if has_step bench; then
   if [ -x "$CLI" ]; then
     : >"$OUT/bench.log"
@@ -128,9 +176,40 @@ if has_step bench; then
   fi
 fi
 
-# At most 8 files come back from the device tool: every log goes into one
-# archive; tune.log and the bench JSON files (5) stay beside it.
-( cd "$OUT" && ls *.log >/dev/null 2>&1 && tar czf logs.tar.gz *.log && find . -maxdepth 1 -name '*.log' ! -name tune.log -delete )
+if has_step engine; then
+  if [ -x "$CLI" ] && [ -x "$GEN" ]; then
+    W=${GT_ENGINE_DIR:-/tmp/gt-engine}
+    rm -rf "$W" && mkdir -p "$W"
+    shape=16384x32768
+    : >"$OUT/engine.log"
+    "$GEN" "$W/a.raw" --shape $shape --dtype f32 --seed 3 >>"$OUT/engine.log" 2>&1
+    sync
+    t0=$(date +%s.%N)
+    cp "$W/a.raw" "$W/copy.raw" && sync
+    cp_s=$(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}")
+    rm -f "$W/copy.raw"
+    for eng in cuda cpu; do
+      sync
+      t0=$(date +%s.%N)
+      if "$CLI" "$W/a.raw" "$W/t-$eng.raw" --shape $shape --dtype f32 --engine $eng --json "$OUT/engine-$eng.json" \
+          >>"$OUT/engine.log" 2>&1 && sync &&
+         "$GEN" --verify "$W/t-$eng.raw" --transposed --seed 3 --shape 32768x16384 --dtype f32 -q >>"$OUT/engine.log" 2>&1; then
+        s_=$(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}")
+        record "engine-$eng" ok "2 GiB raw f32: ${s_} s with sync vs cp+sync ${cp_s} s (page cache warm), verified"
+      else
+        record "engine-$eng" FAIL "see engine.log"
+      fi
+      rm -f "$W/t-$eng.raw"
+    done
+    rm -rf "$W"
+  else
+    record engine skipped "no $CLI or $GEN"
+  fi
+fi
+
+# At most 8 files come back from the device tool: every log and JSON goes
+# into one archive.
+( cd "$OUT" && ls *.log *.json >/dev/null 2>&1 && tar czf results.tar.gz ./*.log ./*.json 2>/dev/null && find . -maxdepth 1 \( -name '*.log' -o -name '*.json' \) -delete )
 
 echo
 echo "== gpu-check summary ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(date -u +%Y-%m-%dT%H:%MZ)) =="

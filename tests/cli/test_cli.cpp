@@ -39,6 +39,7 @@ void expect_error(const Result& r, int code, const std::string& needle) {
 struct Case {
   std::string ext, dtype, shape;
 };
+void PrintTo(const Case& c, std::ostream* os) { *os << c.ext << " " << c.dtype << " " << c.shape; }
 
 }  // namespace
 

@@ -26,6 +26,9 @@ struct Case {
   std::string ext, dtype, shape, kernel;
   bool in_place;
 };
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.ext << " " << c.dtype << " " << c.shape << " " << c.kernel << (c.in_place ? " in place" : "");
+}
 
 std::string swap_shape(const std::string& s) {
   auto x = s.find('x');

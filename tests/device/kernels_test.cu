@@ -83,6 +83,10 @@ std::string case_name(const Case& c) {
   return s;
 }
 
+// gtest prints a parameter it cannot name as a dump of its bytes (in every
+// ctest listing); the case's own name says what it is.
+void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
+
 std::vector<Case> catalogue_cases() {
   std::vector<Case> out;
   for (const auto& k : gt::kernels::registry())

@@ -256,7 +256,12 @@ std::uint64_t isqrt(std::uint64_t v) {
 // that fits.
 Shape shape_for(const kernels::KernelInfo& k, Shape shape) {
   if (k.kind != kernels::Kind::inplace || shape.rows == shape.cols) return shape;
-  const std::uint64_t n = std::max<std::uint64_t>(1, isqrt(shape.elems()));
+  // The largest square of no more elements, with its side rounded down to a
+  // multiple of 128 when it is that big: rows whose byte length is not a
+  // multiple of 16 take the kernels' element-wise path (PERF.md), and an
+  // in-place row should measure the path a user's aligned matrix takes.
+  std::uint64_t n = std::max<std::uint64_t>(1, isqrt(shape.elems()));
+  if (n >= 128) n -= n % 128;
   return {n, n};
 }
 

@@ -69,7 +69,7 @@ RunReport run_cpu_impl(Source& src, Sink& dst, const RunOptions& opts, EngineSta
   PlanRequest req;
   req.shape = in.shape;
   req.elem_size = es;
-  req.tile_bytes = budget / kOutOfPlaceBuffers;
+  req.tile_bytes = tile_bytes_for(budget, kOutOfPlaceBuffers, opts.chunk_elems);
   req.preferred_block = src.preferred_block();
   req.chunk_elems = opts.chunk_elems;
   const Plan plan(req);
@@ -135,7 +135,8 @@ RunReport run_cpu_inplace_impl(InplaceMatrix& m, const RunOptions& opts, EngineS
   const std::size_t es = info.elem_size;
   const std::uint64_t n = info.shape.rows;
   const std::uint64_t budget = host_budget(opts);
-  const InplacePlan plan(n, es, budget / kInplaceBuffers, opts.chunk_elems);
+  const std::uint64_t tile_bytes = tile_bytes_for(budget, kInplaceBuffers, opts.chunk_elems);
+  const InplacePlan plan(n, es, tile_bytes, opts.chunk_elems);
 
   const int slots = plan.count() > 1 ? 2 : 1;
   const std::uint64_t b = plan.block();
@@ -151,7 +152,7 @@ RunReport run_cpu_inplace_impl(InplaceMatrix& m, const RunOptions& opts, EngineS
   if (stats) {
     stats->buffers = 2 * slots + (ragged ? 1 : 0);
     stats->buffer_bytes = std::uint64_t(stats->buffers) * tile_buf;
-    stats->tile_bytes = budget / kInplaceBuffers;
+    stats->tile_bytes = tile_bytes;
   }
 
   RunReport r = base_report(info, "in-place", opts, budget);

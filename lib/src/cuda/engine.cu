@@ -115,7 +115,7 @@ RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts) {
   const std::uint64_t dev = device_budget(opts);
   const std::uint64_t host = opts.host_mem ? opts.host_mem : default_host_budget();
   // Two slots, each with an input and an output buffer, on both sides.
-  const std::uint64_t tile_bytes = std::min(host / 4, dev / 4);
+  const std::uint64_t tile_bytes = tile_bytes_for(std::min(host, dev), 4, opts.chunk_elems);
   Plan plan(PlanRequest{info.shape, es, tile_bytes, src.preferred_block(), opts.chunk_elems});
   const std::size_t buf = std::size_t(plan.tile_h() * plan.tile_w() * es);
 
@@ -188,7 +188,7 @@ RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
   const std::uint64_t dev = device_budget(opts);
   const std::uint64_t host = opts.host_mem ? opts.host_mem : default_host_budget();
   // A pair needs two tiles in and two out, on both sides.
-  InplacePlan plan(info.shape.rows, es, std::min(host / 4, dev / 4), opts.chunk_elems);
+  InplacePlan plan(info.shape.rows, es, tile_bytes_for(std::min(host, dev), 4, opts.chunk_elems), opts.chunk_elems);
   const std::uint64_t b = plan.block();
   const std::size_t tile_buf = std::size_t(b * b * es);
 

@@ -190,9 +190,12 @@ int main(int argc, char** argv) {
       gt::BenchResult r = d.engine == gt::EngineChoice::cuda ? gt::run_cuda_bench(b) : gt::run_cpu_bench(b);
       if (!quiet) std::cout << gt::format_bench(r);
       if (!json.empty()) write_text_file(json, gt::bench_json(r));
-      for (const auto& row : r.rows)
-        if (!row.verified && row.note.find("skipped") == std::string::npos && row.note.find("not supported") == std::string::npos)
-          return fail("bench: " + row.name + " produced a wrong result: " + row.note, 1);
+      // A row skipped by design (a kernel that refuses the shape, cuBLAS not
+      // installed) is not a failure; a row that ran and came out wrong is.
+      for (const auto& row : r.rows) {
+        const bool skipped = row.note.rfind("skipped", 0) == 0 || row.note.rfind("peers not set up", 0) == 0;
+        if (!row.verified && !skipped) return fail("bench: " + row.name + ": " + row.note, 1);
+      }
       return 0;
     }
 

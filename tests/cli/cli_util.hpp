@@ -88,6 +88,11 @@ inline Result run(const std::string& exe, const std::vector<std::string>& args, 
   return r;
 }
 
+// What a failing assertion prints: the command and everything it said.
+inline std::string why(const Result& r) {
+  return "command: " + r.cmdline + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
 inline Result gtranspose(const std::vector<std::string>& args, const Limits& lim = {}) {
   return run(GT_CLI_PATH, args, lim);
 }

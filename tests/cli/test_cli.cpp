@@ -11,10 +11,9 @@ using cli::gtgen;
 using cli::gtranspose;
 using cli::Result;
 using cli::TempDir;
+using cli::why;
 
 namespace {
-
-std::string why(const Result& r) { return "command: " + r.cmdline + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err; }
 
 void generate(const std::string& path, const std::string& shape, const std::string& dtype, int seed = 3) {
   Result g = gtgen({path, "--shape", shape, "--dtype", dtype, "--seed", std::to_string(seed)});

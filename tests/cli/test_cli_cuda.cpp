@@ -9,10 +9,9 @@ using cli::gtgen;
 using cli::gtranspose;
 using cli::Result;
 using cli::TempDir;
+using cli::why;
 
 namespace {
-
-std::string why(const Result& r) { return "command: " + r.cmdline + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err; }
 
 // Whether `--engine cuda` can run here; the reason when not.
 bool have_gpu(std::string* reason) {

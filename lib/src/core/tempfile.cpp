@@ -9,10 +9,14 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/paths.hpp"
 #include "gtranspose/error.hpp"
 
 namespace gt {
 namespace {
+
+using paths::base_of;
+using paths::dir_of;
 
 // Fixed storage so the signal handler touches no allocator: a slot is
 // claimed by flipping `used`, filled, then published with `live`.
@@ -24,18 +28,6 @@ struct Slot {
 };
 Slot g_slots[kSlots];
 std::atomic<unsigned> g_counter{0};
-
-std::string dir_of(const std::string& p) {
-  auto pos = p.find_last_of('/');
-  if (pos == std::string::npos) return ".";
-  if (pos == 0) return "/";
-  return p.substr(0, pos);
-}
-
-std::string base_of(const std::string& p) {
-  auto pos = p.find_last_of('/');
-  return pos == std::string::npos ? p : p.substr(pos + 1);
-}
 
 }  // namespace
 

@@ -97,7 +97,7 @@ double median_of(std::vector<double> v) {
 
 float elapsed_ms(const Event& a, const Event& b) {
   float ms = 0;
-  GT_BENCH_CUDA(cudaEventElapsedTime(&ms, a.get(), b.get()));
+  GT_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
   return ms;
 }
 
@@ -125,7 +125,7 @@ BenchRow measure(Ctx& x, const Candidate& c, Shape shape, Slabs& s, bool sweep) 
     for (std::uint64_t b = 0; b < s.nbuf; ++b)
       fill_pattern(out_at(b), shape.rows, shape.cols, x.es, x.o.seed, 1, st);
   } else {
-    GT_BENCH_CUDA(cudaMemsetAsync(s.out.get(), 0xA5, s.stride * s.nbuf, st));
+    GT_CUDA_CHECK(cudaMemsetAsync(s.out.get(), 0xA5, s.stride * s.nbuf, st));
   }
 
   // Warm-up, in two parts. First opts.warmup launches (at least one), so
@@ -135,16 +135,16 @@ BenchRow measure(Ctx& x, const Candidate& c, Shape shape, Slabs& s, bool sweep) 
   // sets the batch and, in sweeps, the number of repetitions.
   const int warm = std::max(1, x.o.warmup);
   Event w0, w1, w2;
-  GT_BENCH_CUDA(cudaEventRecord(w0.get(), st));
+  GT_CUDA_CHECK(cudaEventRecord(w0.get(), st));
   for (int i = 0; i < warm; ++i) launch();
-  GT_BENCH_CUDA(cudaEventRecord(w1.get(), st));
-  GT_BENCH_CUDA(cudaEventSynchronize(w1.get()));
+  GT_CUDA_CHECK(cudaEventRecord(w1.get(), st));
+  GT_CUDA_CHECK(cudaEventSynchronize(w1.get()));
   const double first_ms = elapsed_ms(w0, w1);
   const double first_est = std::max(1e-4, first_ms / warm);
   const int more = int(std::clamp<double>(std::ceil((kMinWarmupMs - first_ms) / first_est), 1, kMaxWarmupLaunches));
   for (int i = 0; i < more; ++i) launch();
-  GT_BENCH_CUDA(cudaEventRecord(w2.get(), st));
-  GT_BENCH_CUDA(cudaEventSynchronize(w2.get()));
+  GT_CUDA_CHECK(cudaEventRecord(w2.get(), st));
+  GT_CUDA_CHECK(cudaEventSynchronize(w2.get()));
   const double est = std::max(1e-4, double(elapsed_ms(w1, w2)) / more);
   int batch = 1;
   if (est < kBatchBelowMs) batch = int(std::min<double>(kMaxBatch, std::ceil(kBatchTargetMs / est)));
@@ -154,11 +154,11 @@ BenchRow measure(Ctx& x, const Candidate& c, Shape shape, Slabs& s, bool sweep) 
 
   std::vector<Event> ev(2 * std::size_t(reps));
   for (int r = 0; r < reps; ++r) {
-    GT_BENCH_CUDA(cudaEventRecord(ev[2 * r].get(), st));
+    GT_CUDA_CHECK(cudaEventRecord(ev[2 * r].get(), st));
     for (int j = 0; j < batch; ++j) launch();
-    GT_BENCH_CUDA(cudaEventRecord(ev[2 * r + 1].get(), st));
+    GT_CUDA_CHECK(cudaEventRecord(ev[2 * r + 1].get(), st));
   }
-  GT_BENCH_CUDA(cudaStreamSynchronize(st));
+  GT_CUDA_CHECK(cudaStreamSynchronize(st));
   std::vector<double> ms(reps);
   for (int r = 0; r < reps; ++r) ms[r] = elapsed_ms(ev[2 * r], ev[2 * r + 1]) / batch;
   row.median_ms = median_of(ms);
@@ -279,8 +279,8 @@ kernels::Problem problem_for(const Ctx& x, Shape shape) {
 void cross_check_fill(const Ctx& x, const Slabs& s, Shape shape) {
   const std::uint64_t n = std::min<std::uint64_t>(shape.elems(), 64);
   std::vector<unsigned char> h(n * x.es);
-  GT_BENCH_CUDA(cudaMemcpyAsync(h.data(), s.in.get(), h.size(), cudaMemcpyDeviceToHost, x.stream.get()));
-  GT_BENCH_CUDA(cudaStreamSynchronize(x.stream.get()));
+  GT_CUDA_CHECK(cudaMemcpyAsync(h.data(), s.in.get(), h.size(), cudaMemcpyDeviceToHost, x.stream.get()));
+  GT_CUDA_CHECK(cudaStreamSynchronize(x.stream.get()));
   for (std::uint64_t i = 0; i < n; ++i) {
     if (!pattern_matches(h.data() + i * x.es, i / shape.cols, i % shape.cols, x.o.seed, x.es))
       throw Error(ErrorKind::internal, "bench: the device fill disagrees with pattern_bytes at (" +
@@ -300,7 +300,7 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
   ref.name = kReference;
   ref.kind = CandidateKind::copy;
   ref.launch = [bytes](const void* in, void* o, cudaStream_t st) {
-    GT_BENCH_CUDA(cudaMemcpyAsync(o, in, bytes, cudaMemcpyDeviceToDevice, st));
+    GT_CUDA_CHECK(cudaMemcpyAsync(o, in, bytes, cudaMemcpyDeviceToDevice, st));
   };
   if (!x.broken.empty()) {
     out.rows.push_back(skipped(x, ref, shape, "not run: " + x.broken));
@@ -308,7 +308,7 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
   }
 
   std::size_t free_b = 0, total_b = 0;
-  GT_BENCH_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  GT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   if (need + kMemoryMargin > free_b) {
     const std::string why = "needs " + format_bytes(need) + " of GPU memory for " + to_string(shape) + " " + x.dtype +
                             ", " + format_bytes(free_b) + " free";
@@ -319,8 +319,8 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
   Slabs s;
   s.stride = bytes;
   s.nbuf = nbuf;
-  s.in = DeviceBuffer(bytes * nbuf);
-  s.out = DeviceBuffer(bytes * nbuf);
+  s.in = DeviceBuffer(bytes * nbuf, "try a smaller --shape");
+  s.out = DeviceBuffer(bytes * nbuf, "try a smaller --shape");
   fill_pattern(s.in.get(), shape.rows, shape.cols, x.es, x.o.seed, nbuf, x.stream.get());
   cross_check_fill(x, s, shape);
 
@@ -405,7 +405,7 @@ BenchResult run_cuda_bench(const BenchOptions& o) {
   o.shape.elems();  // throws on a shape whose element count overflows
   std::string why;
   if (cuda_device_count(&why) == 0) throw Error(ErrorKind::no_device, "--bench needs a GPU: " + why);
-  GT_BENCH_CUDA(cudaSetDevice(0));
+  GT_CUDA_CHECK(cudaSetDevice(0));
 
   Ctx x{o, dtype_size(o.dtype), dtype_name(o.dtype), select_kernels(o, dtype_size(o.dtype))};
   if (o.kernel == "auto") {
@@ -413,7 +413,7 @@ BenchResult run_cuda_bench(const BenchOptions& o) {
     if (ch.chosen_by) x.auto_note = std::string("auto, chosen by ") + ch.chosen_by;
   }
   int l2 = 0;
-  GT_BENCH_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  GT_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   x.l2_bytes = std::uint64_t(l2);
 
   BenchResult r;

@@ -13,23 +13,17 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/cuda_util.cuh"
 #include "gtranspose/error.hpp"
 
 namespace gt::bench {
 
-[[noreturn]] void throw_cuda(cudaError_t e, const char* call, const char* file, int line);
 [[noreturn]] void throw_cublas(cublasStatus_t s, const char* call, const char* file, int line);
 
 }  // namespace gt::bench
 
-// Every CUDA and cuBLAS call of the bench goes through one of these, so a
-// failure names the call, the file and the line.
-#define GT_BENCH_CUDA(call)                                                       \
-  do {                                                                            \
-    cudaError_t gt_bench_e_ = (call);                                             \
-    if (gt_bench_e_ != cudaSuccess)                                               \
-      ::gt::bench::throw_cuda(gt_bench_e_, #call, __FILE__, __LINE__);            \
-  } while (0)
+// Every cuBLAS call of the bench goes through this (CUDA calls through
+// GT_CUDA_CHECK), so a failure names the call, the file and the line.
 #define GT_BENCH_CUBLAS(call)                                                     \
   do {                                                                            \
     cublasStatus_t gt_bench_s_ = (call);                                          \
@@ -39,57 +33,10 @@ namespace gt::bench {
 
 namespace gt::bench {
 
-// Owns one cudaMalloc allocation.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes);
-  ~DeviceBuffer() { reset(); }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    if (this != &o) {
-      reset();
-      p_ = std::exchange(o.p_, nullptr);
-      n_ = std::exchange(o.n_, 0);
-    }
-    return *this;
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  unsigned char* get() const { return p_; }
-  std::size_t size() const { return n_; }
-  void reset();
-
- private:
-  unsigned char* p_ = nullptr;
-  std::size_t n_ = 0;
-};
-
-class Stream {
- public:
-  Stream();
-  ~Stream();
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
-class Event {
- public:
-  Event();
-  ~Event();
-  Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
-  Event& operator=(Event&&) = delete;
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_ = nullptr;
-};
+// The owners shared with the engine (cuda_util.cuh).
+using cuda::DeviceBuffer;
+using cuda::Event;
+using cuda::Stream;
 
 class CublasHandle {
  public:

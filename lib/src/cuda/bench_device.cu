@@ -19,45 +19,9 @@ const char* base_name(const char* path) {
 
 }  // namespace
 
-void throw_cuda(cudaError_t e, const char* call, const char* file, int line) {
-  // Clears a non-sticky error so later calls of an unrelated candidate work.
-  cudaGetLastError();
-  throw Error(ErrorKind::cuda, std::string(call) + " failed at " + base_name(file) + ":" + std::to_string(line) +
-                                   ": " + cudaGetErrorString(e));
-}
-
 void throw_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
   throw Error(ErrorKind::cuda, std::string(call) + " failed at " + base_name(file) + ":" + std::to_string(line) +
                                    ": " + cublasGetStatusString(s));
-}
-
-DeviceBuffer::DeviceBuffer(std::size_t bytes) : n_(bytes) {
-  void* p = nullptr;
-  cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    n_ = 0;
-    throw Error(ErrorKind::cuda,
-                "cannot allocate " + format_bytes(bytes) + " on the GPU for the bench: " + cudaGetErrorString(e) +
-                    " (try a smaller --shape)");
-  }
-  p_ = static_cast<unsigned char*>(p);
-}
-
-void DeviceBuffer::reset() {
-  if (p_) cudaFree(p_);
-  p_ = nullptr;
-  n_ = 0;
-}
-
-Stream::Stream() { GT_BENCH_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-Stream::~Stream() {
-  if (s_) cudaStreamDestroy(s_);
-}
-
-Event::Event() { GT_BENCH_CUDA(cudaEventCreate(&e_)); }
-Event::~Event() {
-  if (e_) cudaEventDestroy(e_);
 }
 
 CublasHandle::CublasHandle(cudaStream_t stream) {
@@ -214,7 +178,7 @@ void fill_t(void* dst, std::uint64_t rows, std::uint64_t cols, std::uint64_t see
   const std::uint64_t total = checked_mul(elems, matrices, "bench buffer elements");
   fill_kernel<ES><<<grid_for(total), kThreads, 0, stream>>>(static_cast<typename Word<ES>::type*>(dst), cols, elems,
                                                            total, seed);
-  GT_BENCH_CUDA(cudaGetLastError());
+  GT_CUDA_CHECK(cudaGetLastError());
 }
 
 template <std::size_t ES>
@@ -223,16 +187,16 @@ VerifyResult verify_t(const void* out, const VerifySpec& s, cudaStream_t stream)
   const std::uint64_t total = checked_mul(elems, s.matrices, "bench buffer elements");
   const std::uint64_t out_cols = s.transposed ? s.rows : s.cols;
   DeviceBuffer counters(3 * sizeof(unsigned long long));
-  GT_BENCH_CUDA(cudaMemsetAsync(counters.get(), 0, 2 * sizeof(unsigned long long), stream));
-  GT_BENCH_CUDA(cudaMemsetAsync(counters.get() + 2 * sizeof(unsigned long long), 0xFF, sizeof(unsigned long long),
+  GT_CUDA_CHECK(cudaMemsetAsync(counters.get(), 0, 2 * sizeof(unsigned long long), stream));
+  GT_CUDA_CHECK(cudaMemsetAsync(counters.get() + 2 * sizeof(unsigned long long), 0xFF, sizeof(unsigned long long),
                                 stream));
   auto* c = reinterpret_cast<unsigned long long*>(counters.get());
   verify_kernel<ES><<<grid_for(total), kThreads, 0, stream>>>(static_cast<const typename Word<ES>::type*>(out),
                                                              out_cols, elems, total, s.seed, s.transposed, s.lanes, c);
-  GT_BENCH_CUDA(cudaGetLastError());
+  GT_CUDA_CHECK(cudaGetLastError());
   unsigned long long host[3] = {0, 0, 0};
-  GT_BENCH_CUDA(cudaMemcpyAsync(host, c, sizeof host, cudaMemcpyDeviceToHost, stream));
-  GT_BENCH_CUDA(cudaStreamSynchronize(stream));
+  GT_CUDA_CHECK(cudaMemcpyAsync(host, c, sizeof host, cudaMemcpyDeviceToHost, stream));
+  GT_CUDA_CHECK(cudaStreamSynchronize(stream));
   VerifyResult r;
   r.mismatches = host[0];
   r.nan_only = host[1];

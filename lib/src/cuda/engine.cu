@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cuda/cuda_util.cuh"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/kernels.hpp"
@@ -18,37 +19,10 @@
 namespace gt {
 namespace {
 
-void check(cudaError_t e, const char* what, const char* file, int line) {
-  if (e != cudaSuccess)
-    throw Error(ErrorKind::cuda, std::string(what) + " failed: " + cudaGetErrorString(e) + " (" + file + ":" +
-                                     std::to_string(line) + ")");
-}
-#define GT_CUDA_CHECK(call) check((call), #call, __FILE__, __LINE__)
-
-struct Pinned {
-  void* p = nullptr;
-  explicit Pinned(std::size_t n) { GT_CUDA_CHECK(cudaMallocHost(&p, n ? n : 1)); }
-  ~Pinned() { cudaFreeHost(p); }
-  Pinned(const Pinned&) = delete;
-  Pinned& operator=(const Pinned&) = delete;
-};
-struct DeviceBuf {
-  void* p = nullptr;
-  explicit DeviceBuf(std::size_t n) { GT_CUDA_CHECK(cudaMalloc(&p, n ? n : 1)); }
-  ~DeviceBuf() { cudaFree(p); }
-  DeviceBuf(const DeviceBuf&) = delete;
-  DeviceBuf& operator=(const DeviceBuf&) = delete;
-};
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { GT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s); }
-};
-struct Event {
-  cudaEvent_t e = nullptr;
-  Event() { GT_CUDA_CHECK(cudaEventCreate(&e)); }
-  ~Event() { cudaEventDestroy(e); }
-};
+using cuda::DeviceBuffer;
+using cuda::Event;
+using cuda::PinnedBuffer;
+using cuda::Stream;
 
 const kernels::KernelInfo& pick_kernel(const std::string& name, std::size_t es) {
   if (name.empty() || name == "auto") return kernels::best(es, kernels::Kind::transpose);
@@ -79,8 +53,8 @@ std::uint64_t device_budget(const RunOptions& o) {
 
 // One slot of the two-deep pipeline.
 struct Slot {
-  Pinned h_in, h_out;
-  DeviceBuf d_in, d_out;
+  PinnedBuffer h_in, h_out;
+  DeviceBuffer d_in, d_out;
   Stream stream;
   Event e0, e1, e2, e3;
   bool busy = false;
@@ -90,9 +64,9 @@ struct Slot {
 
 void accumulate(Slot& s, RunReport& r, std::uint64_t bytes) {
   float h2d = 0, ker = 0, d2h = 0;
-  GT_CUDA_CHECK(cudaEventElapsedTime(&h2d, s.e0.e, s.e1.e));
-  GT_CUDA_CHECK(cudaEventElapsedTime(&ker, s.e1.e, s.e2.e));
-  GT_CUDA_CHECK(cudaEventElapsedTime(&d2h, s.e2.e, s.e3.e));
+  GT_CUDA_CHECK(cudaEventElapsedTime(&h2d, s.e0.get(), s.e1.get()));
+  GT_CUDA_CHECK(cudaEventElapsedTime(&ker, s.e1.get(), s.e2.get()));
+  GT_CUDA_CHECK(cudaEventElapsedTime(&d2h, s.e2.get(), s.e3.get()));
   r.stage("h2d").busy_s += h2d / 1e3;
   r.stage("h2d").bytes += bytes;
   r.stage("kernel").busy_s += ker / 1e3;
@@ -139,11 +113,11 @@ RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts) {
   std::uint64_t done = 0;
   auto retire = [&](Slot& s) {
     if (!s.busy) return;
-    GT_CUDA_CHECK(cudaStreamSynchronize(s.stream.s));
+    GT_CUDA_CHECK(cudaStreamSynchronize(s.stream.get()));
     const Tile& t = s.tile;
     accumulate(s, r, t.elems() * es);
     auto tw = std::chrono::steady_clock::now();
-    dst.write(t.c0, t.r0, t.w, t.h, s.h_out.p, t.h);
+    dst.write(t.c0, t.r0, t.w, t.h, s.h_out.get(), t.h);
     r.stage("write").busy_s += secs(tw);
     r.stage("write").bytes += t.elems() * es;
     s.busy = false;
@@ -158,18 +132,18 @@ RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts) {
     s.tile = plan.tile(i);
     const Tile& t = s.tile;
     auto tr = std::chrono::steady_clock::now();
-    src.read(t.r0, t.c0, t.h, t.w, s.h_in.p, t.w);
+    src.read(t.r0, t.c0, t.h, t.w, s.h_in.get(), t.w);
     r.stage("read").busy_s += secs(tr);
     r.stage("read").bytes += t.elems() * es;
     const std::size_t bytes = std::size_t(t.elems() * es);
-    GT_CUDA_CHECK(cudaEventRecord(s.e0.e, s.stream.s));
-    GT_CUDA_CHECK(cudaMemcpyAsync(s.d_in.p, s.h_in.p, bytes, cudaMemcpyHostToDevice, s.stream.s));
-    GT_CUDA_CHECK(cudaEventRecord(s.e1.e, s.stream.s));
+    GT_CUDA_CHECK(cudaEventRecord(s.e0.get(), s.stream.get()));
+    GT_CUDA_CHECK(cudaMemcpyAsync(s.d_in.get(), s.h_in.get(), bytes, cudaMemcpyHostToDevice, s.stream.get()));
+    GT_CUDA_CHECK(cudaEventRecord(s.e1.get(), s.stream.get()));
     kernels::Problem p{t.h, t.w, es, t.w, t.h};
-    k.launch(s.d_in.p, s.d_out.p, p, s.stream.s);
-    GT_CUDA_CHECK(cudaEventRecord(s.e2.e, s.stream.s));
-    GT_CUDA_CHECK(cudaMemcpyAsync(s.h_out.p, s.d_out.p, bytes, cudaMemcpyDeviceToHost, s.stream.s));
-    GT_CUDA_CHECK(cudaEventRecord(s.e3.e, s.stream.s));
+    k.launch(s.d_in.get(), s.d_out.get(), p, s.stream.get());
+    GT_CUDA_CHECK(cudaEventRecord(s.e2.get(), s.stream.get()));
+    GT_CUDA_CHECK(cudaMemcpyAsync(s.h_out.get(), s.d_out.get(), bytes, cudaMemcpyDeviceToHost, s.stream.get()));
+    GT_CUDA_CHECK(cudaEventRecord(s.e3.get(), s.stream.get()));
     s.busy = true;
   }
   for (std::uint64_t i = plan.count(); i < plan.count() + 2; ++i) retire(*slots[i % 2]);
@@ -216,30 +190,30 @@ RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
     auto tr = std::chrono::steady_clock::now();
     std::size_t off[2] = {0, tile_buf};
     for (int j = 0; j < n; ++j)
-      m.read(tiles[j].r0, tiles[j].c0, tiles[j].h, tiles[j].w, static_cast<char*>(s.h_in.p) + off[j], tiles[j].w);
+      m.read(tiles[j].r0, tiles[j].c0, tiles[j].h, tiles[j].w, s.h_in.get() + off[j], tiles[j].w);
     r.stage("read").busy_s += secs(tr);
     std::uint64_t pair_bytes = 0;
     for (int j = 0; j < n; ++j) pair_bytes += tiles[j].elems() * es;
     r.stage("read").bytes += pair_bytes;
-    GT_CUDA_CHECK(cudaEventRecord(s.e0.e, s.stream.s));
-    GT_CUDA_CHECK(cudaMemcpyAsync(s.d_in.p, s.h_in.p, off[n - 1] + tiles[n - 1].elems() * es, cudaMemcpyHostToDevice,
-                                  s.stream.s));
-    GT_CUDA_CHECK(cudaEventRecord(s.e1.e, s.stream.s));
+    GT_CUDA_CHECK(cudaEventRecord(s.e0.get(), s.stream.get()));
+    GT_CUDA_CHECK(cudaMemcpyAsync(s.d_in.get(), s.h_in.get(), off[n - 1] + tiles[n - 1].elems() * es, cudaMemcpyHostToDevice,
+                                  s.stream.get()));
+    GT_CUDA_CHECK(cudaEventRecord(s.e1.get(), s.stream.get()));
     for (int j = 0; j < n; ++j) {
       kernels::Problem p{tiles[j].h, tiles[j].w, es, tiles[j].w, tiles[j].h};
-      k.launch(static_cast<char*>(s.d_in.p) + off[j], static_cast<char*>(s.d_out.p) + off[j], p, s.stream.s);
+      k.launch(s.d_in.get() + off[j], s.d_out.get() + off[j], p, s.stream.get());
     }
-    GT_CUDA_CHECK(cudaEventRecord(s.e2.e, s.stream.s));
-    GT_CUDA_CHECK(cudaMemcpyAsync(s.h_out.p, s.d_out.p, off[n - 1] + tiles[n - 1].elems() * es, cudaMemcpyDeviceToHost,
-                                  s.stream.s));
-    GT_CUDA_CHECK(cudaEventRecord(s.e3.e, s.stream.s));
-    GT_CUDA_CHECK(cudaStreamSynchronize(s.stream.s));
+    GT_CUDA_CHECK(cudaEventRecord(s.e2.get(), s.stream.get()));
+    GT_CUDA_CHECK(cudaMemcpyAsync(s.h_out.get(), s.d_out.get(), off[n - 1] + tiles[n - 1].elems() * es, cudaMemcpyDeviceToHost,
+                                  s.stream.get()));
+    GT_CUDA_CHECK(cudaEventRecord(s.e3.get(), s.stream.get()));
+    GT_CUDA_CHECK(cudaStreamSynchronize(s.stream.get()));
     accumulate(s, r, pair_bytes);
     auto tw = std::chrono::steady_clock::now();
     // The transpose of tile a belongs where tile b was, and the other way round.
     for (int j = 0; j < n; ++j) {
       const Tile& dst = tiles[n - 1 - j];
-      m.write(dst.r0, dst.c0, dst.h, dst.w, static_cast<char*>(s.h_out.p) + off[j], dst.w);
+      m.write(dst.r0, dst.c0, dst.h, dst.w, s.h_out.get() + off[j], dst.w);
     }
     r.stage("write").busy_s += secs(tw);
     r.stage("write").bytes += pair_bytes;

@@ -8,11 +8,15 @@
 
 #include "formats/internal.hpp"
 #include "formats/npy.hpp"
+#include "core/paths.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/format.hpp"
 
 namespace gt {
 namespace {
+
+using paths::base_of;
+using paths::dir_of;
 
 std::string lower(std::string s) {
   for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -24,18 +28,6 @@ bool ends_with_ci(const std::string& s, const std::string& suffix) {
 }
 
 bool is_hdf5_name(const std::string& path) { return ends_with_ci(path, ".h5") || ends_with_ci(path, ".hdf5"); }
-
-std::string dir_of(const std::string& p) {
-  auto pos = p.find_last_of('/');
-  if (pos == std::string::npos) return ".";
-  if (pos == 0) return "/";
-  return p.substr(0, pos);
-}
-
-std::string base_of(const std::string& p) {
-  auto pos = p.find_last_of('/');
-  return pos == std::string::npos ? p : p.substr(pos + 1);
-}
 
 // The canonical folder of `path` plus its last component; the path itself
 // when the folder does not resolve.

@@ -12,11 +12,14 @@
 #include <cstring>
 #include <vector>
 
+#include "core/paths.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/sizes.hpp"
 
 namespace gt::fmt {
 namespace {
+
+using paths::dir_of;
 
 // Linux moves at most 0x7ffff000 bytes per call; asking for 1 GiB keeps each
 // call whole and the loop simple.
@@ -25,13 +28,6 @@ constexpr std::uint64_t kMaxIo = std::uint64_t(1) << 30;
 constexpr std::uint64_t kBounceBytes = std::uint64_t(8) << 20;
 
 std::atomic<bool> g_preallocate{true};
-
-std::string dir_of(const std::string& p) {
-  auto pos = p.find_last_of('/');
-  if (pos == std::string::npos) return ".";
-  if (pos == 0) return "/";
-  return p.substr(0, pos);
-}
 
 [[noreturn]] void throw_write(int err, const std::string& name, std::uint64_t off) {
   throw Error(ErrorKind::io, "cannot write " + name + " at byte " + std::to_string(off) + ": " + std::strerror(err));

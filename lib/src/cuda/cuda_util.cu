@@ -1,0 +1,62 @@
+#include "cuda/cuda_util.cuh"
+
+#include <cstring>
+#include <string>
+
+#include "gtranspose/error.hpp"
+#include "gtranspose/sizes.hpp"
+
+namespace gt::cuda {
+namespace {
+
+const char* base_name(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+}  // namespace
+
+void throw_cuda(cudaError_t e, const char* call, const char* file, int line) {
+  cudaGetLastError();
+  throw Error(ErrorKind::cuda, std::string(call) + " failed at " + base_name(file) + ":" + std::to_string(line) +
+                                   ": " + cudaGetErrorString(e));
+}
+
+template <bool Pinned>
+Buffer<Pinned>::Buffer(std::size_t bytes, const char* hint) : n_(bytes) {
+  void* p = nullptr;
+  cudaError_t e = Pinned ? cudaMallocHost(&p, bytes ? bytes : 1) : cudaMalloc(&p, bytes ? bytes : 1);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    n_ = 0;
+    throw Error(ErrorKind::cuda, std::string("cannot allocate ") + format_bytes(bytes) +
+                                     (Pinned ? " of pinned host memory: " : " on the GPU: ") + cudaGetErrorString(e) +
+                                     (hint ? std::string(" (") + hint + ")" : std::string()));
+  }
+  p_ = static_cast<unsigned char*>(p);
+}
+
+template <bool Pinned>
+void Buffer<Pinned>::reset() {
+  if (p_) {
+    if (Pinned) cudaFreeHost(p_);
+    else cudaFree(p_);
+  }
+  p_ = nullptr;
+  n_ = 0;
+}
+
+template class Buffer<false>;
+template class Buffer<true>;
+
+Stream::Stream() { GT_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+Stream::~Stream() {
+  if (s_) cudaStreamDestroy(s_);
+}
+
+Event::Event() { GT_CUDA_CHECK(cudaEventCreate(&e_)); }
+Event::~Event() {
+  if (e_) cudaEventDestroy(e_);
+}
+
+}  // namespace gt::cuda

@@ -1,0 +1,83 @@
+// CUDA plumbing shared by the bench and the engine: every runtime call
+// checked with file and line, and one RAII owner per resource (device
+// buffer, pinned host buffer, stream, event).
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <utility>
+
+namespace gt::cuda {
+
+// Throws gt::Error(cuda) naming the call, the file and the line; clears a
+// non-sticky error first so later, unrelated calls still work.
+[[noreturn]] void throw_cuda(cudaError_t e, const char* call, const char* file, int line);
+
+}  // namespace gt::cuda
+
+#define GT_CUDA_CHECK(call)                                                       \
+  do {                                                                            \
+    cudaError_t gt_cuda_e_ = (call);                                              \
+    if (gt_cuda_e_ != cudaSuccess) ::gt::cuda::throw_cuda(gt_cuda_e_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+namespace gt::cuda {
+
+// Owns one allocation: cudaMalloc (device) or cudaMallocHost (pinned host).
+// A failed allocation throws gt::Error(cuda) saying how much was asked for;
+// `hint` (e.g. "try a smaller --shape") ends the message when given.
+template <bool Pinned>
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(std::size_t bytes, const char* hint = nullptr);
+  ~Buffer() { reset(); }
+  Buffer(Buffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  Buffer& operator=(Buffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      p_ = std::exchange(o.p_, nullptr);
+      n_ = std::exchange(o.n_, 0);
+    }
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  unsigned char* get() const { return p_; }
+  std::size_t size() const { return n_; }
+  void reset();
+
+ private:
+  unsigned char* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+using DeviceBuffer = Buffer<false>;
+using PinnedBuffer = Buffer<true>;
+
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  Event& operator=(Event&&) = delete;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return e_; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+}  // namespace gt::cuda

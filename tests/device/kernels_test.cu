@@ -54,6 +54,36 @@ const Shape kOutOfPlace[] = {
     {7, 70000, 16, 0, "7x70000_ld16_0"},
 };
 
+// Skinny and narrow matrices for `padded` alone, every element size: few
+// rows; few columns with the input packed, which `padded` sends to its
+// narrow path (1- and 2-byte elements, at most 8 columns) when every output
+// row is 16-byte aligned ("_lo" shapes pad ld_out to a multiple of 16; rows
+// not a multiple of 16 leave a scalar tail), else to its skinny paths; and
+// leading dimensions ld_in > cols, which keep the skinny paths.
+const Shape kSkinny[] = {
+    {1, 100003, 0, 0, "1x100003"},
+    {100003, 1, 0, 0, "100003x1"},
+    {100003, 1, 0, 13, "100003x1_lo13"},
+    {5, 3, 0, 11, "5x3_lo11"},
+    {16, 3, 0, 0, "16x3"},
+    {1000000, 3, 0, 0, "1000000x3"},
+    {1000003, 3, 0, 0, "1000003x3"},
+    {1000003, 3, 0, 13, "1000003x3_lo13"},
+    {1000003, 5, 0, 0, "1000003x5"},
+    {1000003, 5, 0, 13, "1000003x5_lo13"},
+    {999999, 2, 0, 0, "999999x2"},
+    {999999, 2, 0, 1, "999999x2_lo1"},
+    {123457, 7, 0, 0, "123457x7"},
+    {123457, 7, 0, 15, "123457x7_lo15"},
+    {123456, 8, 0, 0, "123456x8"},
+    {50000, 4, 0, 0, "50000x4"},
+    {70000, 6, 0, 0, "70000x6"},
+    {70000, 9, 0, 0, "70000x9"},
+    {1000003, 3, 5, 13, "1000003x3_li5_lo13"},
+    {100000, 3, 1, 0, "100000x3_li1"},
+    {123456, 8, 8, 0, "123456x8_li8"},
+};
+
 // In place: squares of odd and even sides, aligned sides with a partial
 // last tile, and leading dimensions.
 const Shape kInPlace[] = {
@@ -96,6 +126,13 @@ std::vector<Case> catalogue_cases() {
       else
         for (const auto& sh : kOutOfPlace) out.push_back({k.name, s, sh});
     }
+  return out;
+}
+
+std::vector<Case> skinny_cases() {
+  std::vector<Case> out;
+  for (std::size_t s : kSizes)
+    for (const auto& sh : kSkinny) out.push_back({"padded", s, sh});
   return out;
 }
 
@@ -194,6 +231,17 @@ TEST_P(Catalogue, MatchesPattern) {
 INSTANTIATE_TEST_SUITE_P(Kernels, Catalogue, ::testing::ValuesIn(catalogue_cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
 
+class Skinny : public Catalogue {};
+
+TEST_P(Skinny, MatchesPattern) {
+  std::string skip;
+  run_case(GetParam(), case_name(GetParam()), &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+INSTANTIATE_TEST_SUITE_P(Padded, Skinny, ::testing::ValuesIn(skinny_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
+
 class BlockShapes : public Catalogue {};
 
 TEST_P(BlockShapes, MatchesPattern) {
@@ -211,7 +259,8 @@ INSTANTIATE_TEST_SUITE_P(Kernels, BlockShapes, ::testing::ValuesIn(block_cases()
 TEST(Sanitize, AllKernelsSmall) {
   GTT_REQUIRE_DEVICE();
   const Shape out_of_place[] = {{67, 45, 3, 5, "67x45_ld3_5"}, {144, 160, 0, 0, "144x160"},
-                                {3, 4000, 0, 0, "3x4000"}, {4000, 5, 0, 0, "4000x5"}};
+                                {3, 4000, 0, 0, "3x4000"}, {4000, 5, 0, 0, "4000x5"},
+                                {1003, 3, 0, 5, "1003x3_ld0_5"}};
   const Shape in_place[] = {{45, 45, 2, 0, "45x45_ld2"}, {144, 144, 0, 0, "144x144"}};
   for (const auto& k : gt::kernels::registry())
     for (std::size_t s : kSizes) {
@@ -229,21 +278,30 @@ TEST(Sanitize, AllKernelsSmall) {
 
 // More than 2^31 elements (2.5e9 bytes): offsets that overflow 32 bits must
 // not. Skipped when the device lacks the memory.
-void run_huge(const char* kernel, std::uint64_t n) {
+void run_huge(const char* kernel, const Shape& sh) {
   std::size_t free_b = 0, total_b = 0;
   GTT_CUDA(cudaMemGetInfo(&free_b, &total_b));
   const KernelInfo* k = gt::kernels::find(kernel);
   ASSERT_NE(k, nullptr);
-  const std::uint64_t need = (k->kind == Kind::inplace ? 1 : 2) * n * n + (256ull << 20);
+  const std::uint64_t in_b = sh.rows * (sh.cols + sh.ld_in_extra), out_b = sh.cols * (sh.rows + sh.ld_out_extra);
+  const std::uint64_t need = in_b + (k->kind == Kind::inplace ? 0 : out_b) + (256ull << 20);
   if (free_b < need) GTEST_SKIP() << "needs " << need << " bytes of device memory, " << free_b << " free";
   std::string skip;
-  run_case(Case{kernel, 1, Shape{n, n, 0, 0, "50000x50000"}}, std::string("Huge_") + kernel, &skip);
+  run_case(Case{kernel, 1, sh}, std::string("Huge_") + kernel + "_" + sh.label, &skip);
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
+void run_huge(const char* kernel, std::uint64_t n) { run_huge(kernel, Shape{n, n, 0, 0, "50000x50000"}); }
 
 TEST(Huge, PaddedI8Over2To31Elements) {
   GTT_REQUIRE_DEVICE();
   run_huge("padded", 50000);
+}
+
+// 715,827,889 x 3 bytes (2^31 + 19 elements), output rows padded to a
+// multiple of 16: padded's narrow path, with a scalar tail, past 2^31.
+TEST(Huge, PaddedI8NarrowOver2To31Elements) {
+  GTT_REQUIRE_DEVICE();
+  run_huge("padded", Shape{715827889, 3, 0, 15, "715827889x3_lo15"});
 }
 
 TEST(Huge, InplaceTiledI8Over2To31Elements) {

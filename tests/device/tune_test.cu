@@ -6,7 +6,9 @@
 //   gt_device_tests --gtest_also_run_disabled_tests --gtest_filter='DISABLED_Tune.*'
 // Environment: GT_TUNE_SIZES="1,2,4,8,16", GT_TUNE_KERNELS="padded,copy" (all
 // but the serial kernels when unset), GT_TUNE_VARIANTS=0 to skip the tuning
-// variants, GT_TUNE_REPS (default 20).
+// variants (Rect: =1 to run them), GT_TUNE_VARIANT_MATCH="no-narrow" (only the
+// variants whose name holds it), GT_TUNE_REPS (default 20), and for Rect
+// GT_TUNE_SHAPES="50000000x3,16384x16384" (rows x cols; default its five shapes).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device/device_util.cuh"
@@ -101,6 +104,8 @@ bool wanted(const std::vector<std::string>& list, const std::string& name) {
 // One out-of-place matrix: memcpy reference, then each kernel and variant.
 void tune_out_of_place(std::uint64_t rows, std::uint64_t cols, std::size_t s, const std::vector<std::string>& kernels,
                        bool variants, int reps) {
+  const char* match_env = std::getenv("GT_TUNE_VARIANT_MATCH");
+  const std::string match = match_env ? match_env : "";
   const std::uint64_t bytes = rows * cols * s;
   gtt::DeviceBuffer in(bytes), out(bytes);
   ASSERT_TRUE(in.ok() && out.ok()) << "cudaMalloc of 2 x " << bytes << " bytes failed";
@@ -155,7 +160,7 @@ void tune_out_of_place(std::uint64_t rows, std::uint64_t cols, std::size_t s, co
   }
   if (variants && wanted(kernels, "padded"))
     for (const auto& v : gt::kernels::tuning_variants("padded", s))
-      if (!v.is_default) one(v.name, Kind::transpose, v.launch);
+      if (!v.is_default && v.name.find(match) != std::string::npos) one(v.name, Kind::transpose, v.launch);
   cudaStreamDestroy(st);
 }
 
@@ -183,10 +188,16 @@ TEST(DISABLED_Tune, Rect) {
   GTT_REQUIRE_DEVICE();
   const auto kernels = env_list("GT_TUNE_KERNELS", "padded");
   const int reps = env_int("GT_TUNE_REPS", 20);
-  const std::uint64_t shapes[][2] = {{16384, 16384}, {8192, 32768}, {32768, 8192}, {3, 50000000}, {50000000, 3}};
+  const bool variants = env_int("GT_TUNE_VARIANTS", 0) != 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> shapes;
+  for (const auto& sh : env_list("GT_TUNE_SHAPES", "16384x16384,8192x32768,32768x8192,3x50000000,50000000x3")) {
+    const auto x = sh.find('x');
+    ASSERT_NE(x, std::string::npos) << "GT_TUNE_SHAPES: " << sh << " is not ROWSxCOLS";
+    shapes.emplace_back(std::stoull(sh.substr(0, x)), std::stoull(sh.substr(x + 1)));
+  }
   for (const auto& ss : env_list("GT_TUNE_SIZES", "1,2,4,8,16")) {
     const std::size_t s = std::stoul(ss);
-    for (const auto& sh : shapes) tune_out_of_place(sh[0], sh[1], s, kernels, false, reps);
+    for (const auto& sh : shapes) tune_out_of_place(sh.first, sh.second, s, kernels, variants, reps);
   }
 }
 

@@ -75,6 +75,23 @@ void accumulate(Slot& s, RunReport& r, std::uint64_t bytes) {
   r.stage("d2h").bytes += bytes;
 }
 
+RunReport base_report(const MatrixInfo& info, const kernels::KernelInfo& k, const char* mode, std::uint64_t tiles,
+                      Shape tile, std::uint64_t host, std::uint64_t dev, std::uint64_t dev_peak) {
+  RunReport r;
+  r.engine = "cuda";
+  r.kernel = k.name;
+  r.mode = mode;
+  r.shape = info.shape;
+  r.elem_size = info.elem_size;
+  r.bytes = info.bytes();
+  r.tiles = tiles;
+  r.tile_shape = tile;
+  r.host_mem_budget = host;
+  r.device_mem_budget = dev;
+  r.device_mem_peak = dev_peak;
+  return r;
+}
+
 void check_cancel(const RunOptions& o) {
   if (o.cancel && o.cancel->load()) throw Error(ErrorKind::cancelled, "interrupted");
 }
@@ -93,18 +110,8 @@ RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts) {
   Plan plan(PlanRequest{info.shape, es, tile_bytes, src.preferred_block(), opts.chunk_elems});
   const std::size_t buf = std::size_t(plan.tile_h() * plan.tile_w() * es);
 
-  RunReport r;
-  r.engine = "cuda";
-  r.kernel = k.name;
-  r.mode = "out-of-place";
-  r.shape = info.shape;
-  r.elem_size = es;
-  r.bytes = info.bytes();
-  r.tiles = plan.count();
-  r.tile_shape = {plan.tile_h(), plan.tile_w()};
-  r.host_mem_budget = host;
-  r.device_mem_budget = dev;
-  r.device_mem_peak = 4 * std::uint64_t(buf);
+  RunReport r = base_report(info, k, "out-of-place", plan.count(), {plan.tile_h(), plan.tile_w()}, host, dev,
+                            4 * std::uint64_t(buf));
 
   auto t_start = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<Slot>> slots;
@@ -166,18 +173,7 @@ RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
   const std::uint64_t b = plan.block();
   const std::size_t tile_buf = std::size_t(b * b * es);
 
-  RunReport r;
-  r.engine = "cuda";
-  r.kernel = k.name;
-  r.mode = "in-place";
-  r.shape = info.shape;
-  r.elem_size = es;
-  r.bytes = info.bytes();
-  r.tiles = plan.count();
-  r.tile_shape = {b, b};
-  r.host_mem_budget = host;
-  r.device_mem_budget = dev;
-  r.device_mem_peak = 4 * std::uint64_t(tile_buf);
+  RunReport r = base_report(info, k, "in-place", plan.count(), {b, b}, host, dev, 4 * std::uint64_t(tile_buf));
 
   auto t_start = std::chrono::steady_clock::now();
   Slot s(2 * tile_buf);

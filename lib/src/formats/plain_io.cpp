@@ -42,6 +42,21 @@ void transpose_fixed(const unsigned char* src, std::uint64_t lds, unsigned char*
 
 // Reads into scattered rows whose file bytes are contiguous: one preadv per
 // IOV_MAX rows, resuming mid-row after a short read.
+// After a short preadv/pwritev of n bytes: skip the vectors it completed and
+// trim the one it stopped in, so the next call resumes exactly there.
+void advance(std::vector<iovec>& iov, std::size_t& first, std::uint64_t n) {
+  while (n > 0 && first < iov.size()) {
+    if (n >= iov[first].iov_len) {
+      n -= iov[first].iov_len;
+      ++first;
+    } else {
+      iov[first].iov_base = static_cast<unsigned char*>(iov[first].iov_base) + n;
+      iov[first].iov_len -= n;
+      n = 0;
+    }
+  }
+}
+
 void preadv_rows(int fd, unsigned char* dst, std::uint64_t rows, std::uint64_t row_bytes, std::uint64_t row_stride,
                  std::uint64_t off, const std::string& name) {
   std::vector<iovec> iov;
@@ -60,17 +75,7 @@ void preadv_rows(int fd, unsigned char* dst, std::uint64_t rows, std::uint64_t r
         throw Error(ErrorKind::io, name + " ended early at byte " + std::to_string(off) +
                                        ": was it truncated or replaced while being read?");
       off += std::uint64_t(n);
-      std::uint64_t left = std::uint64_t(n);
-      while (left > 0 && first < iov.size()) {
-        if (left >= iov[first].iov_len) {
-          left -= iov[first].iov_len;
-          ++first;
-        } else {
-          iov[first].iov_base = static_cast<unsigned char*>(iov[first].iov_base) + left;
-          iov[first].iov_len -= left;
-          left = 0;
-        }
-      }
+      advance(iov, first, std::uint64_t(n));
     }
     r += batch;
   }
@@ -93,17 +98,7 @@ void pwritev_rows(int fd, const unsigned char* src, std::uint64_t rows, std::uin
       }
       if (n == 0) throw_write(ENOSPC, name, off);
       off += std::uint64_t(n);
-      std::uint64_t left = std::uint64_t(n);
-      while (left > 0 && first < iov.size()) {
-        if (left >= iov[first].iov_len) {
-          left -= iov[first].iov_len;
-          ++first;
-        } else {
-          iov[first].iov_base = static_cast<unsigned char*>(iov[first].iov_base) + left;
-          iov[first].iov_len -= left;
-          left = 0;
-        }
-      }
+      advance(iov, first, std::uint64_t(n));
     }
     r += batch;
   }

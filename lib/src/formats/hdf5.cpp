@@ -5,6 +5,9 @@
 // lock, so a reader and a writer thread overlap. Chunked and compressed
 // datasets go through H5Dread/H5Dwrite with hyperslabs.
 #include <hdf5.h>
+
+#include <exception>
+#include <utility>
 #include <unistd.h>
 
 #include <algorithm>
@@ -265,21 +268,51 @@ struct Candidate {
   int rank = 0;
 };
 
+// HDF5 calls its iteration callbacks from C with its global lock held: an
+// exception unwinding through H5Lvisit/H5Aiterate2 would leave that lock
+// taken (every later HDF5 call in the process then blocks). So a callback
+// catches everything, parks it here, stops the iteration, and the caller
+// rethrows once HDF5 has returned.
+struct CallbackError {
+  std::exception_ptr error;
+  void rethrow() {
+    if (error) std::rethrow_exception(std::exchange(error, nullptr));
+  }
+};
+
+template <class F>
+herr_t guarded(CallbackError& e, F&& body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    e.error = std::current_exception();
+    return -1;
+  }
+}
+
+struct Visit {
+  std::vector<Candidate> found;
+  CallbackError err;
+};
+
 herr_t visit_link(hid_t group, const char* name, const H5L_info_t* info, void* data) {
-  if (info->type != H5L_TYPE_HARD) return 0;
-  Hid obj(H5Oopen(group, name, H5P_DEFAULT));
-  if (!obj || H5Iget_type(obj.get()) != H5I_DATASET) return 0;
-  Hid space(H5Dget_space(obj.get()));
-  auto* out = static_cast<std::vector<Candidate>*>(data);
-  out->push_back({std::string("/") + name, space ? H5Sget_simple_extent_ndims(space.get()) : -1});
-  return 0;
+  auto* v = static_cast<Visit*>(data);
+  return guarded(v->err, [&]() -> herr_t {
+    if (info->type != H5L_TYPE_HARD) return 0;
+    Hid obj(H5Oopen(group, name, H5P_DEFAULT));
+    if (!obj || H5Iget_type(obj.get()) != H5I_DATASET) return 0;
+    Hid space(H5Dget_space(obj.get()));
+    v->found.push_back({std::string("/") + name, space ? H5Sget_simple_extent_ndims(space.get()) : -1});
+    return 0;
+  });
 }
 
 std::vector<Candidate> all_datasets(hid_t file) {
-  std::vector<Candidate> found;
-  H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, visit_link, &found);
+  Visit v;
+  H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, visit_link, &v);
   H5Eclear2(H5E_DEFAULT);
-  return found;
+  v.err.rethrow();
+  return std::move(v.found);
 }
 
 std::string list_of(const std::vector<std::string>& names) {
@@ -338,6 +371,15 @@ hid_t strong_close_fapl() {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   // Closing the file closes every object still open in it, so a sink's temp file is really released.
   H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+  return fapl;
+}
+
+// The output's file access: as above, plus the 1.8 object format (readable by
+// every HDF5 since 2008, h5py included), which stores attributes larger than
+// 64 KiB densely; the earliest format cannot hold them at all.
+hid_t output_fapl() {
+  hid_t fapl = strong_close_fapl();
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
   return fapl;
 }
 
@@ -493,10 +535,10 @@ class Hdf5Inplace final : public InplaceMatrix {
 struct AttrCopy {
   hid_t dst;
   std::string what;
+  CallbackError err;
 };
 
-herr_t copy_attribute(hid_t src, const char* name, const H5A_info_t*, void* data) {
-  auto* ctx = static_cast<AttrCopy*>(data);
+herr_t copy_one_attribute(hid_t src, const char* name, AttrCopy* ctx) {
   Hid a = check(H5Aopen(src, name, H5P_DEFAULT), ErrorKind::output, std::string("cannot open attribute ") + name);
   Hid t = check(H5Aget_type(a.get()), ErrorKind::output, std::string("cannot read the type of attribute ") + name);
   // Object references (dimension-scale lists) point into the source file;
@@ -517,6 +559,11 @@ herr_t copy_attribute(hid_t src, const char* name, const H5A_info_t*, void* data
   return 0;
 }
 
+herr_t copy_attribute(hid_t src, const char* name, const H5A_info_t*, void* data) {
+  auto* ctx = static_cast<AttrCopy*>(data);
+  return guarded(ctx->err, [&] { return copy_one_attribute(src, name, ctx); });
+}
+
 // --- the sink -------------------------------------------------------------------
 
 const std::string& checked_output(const Location& loc, const SinkOptions& opts) {
@@ -535,7 +582,7 @@ class Hdf5Sink final : public Sink {
     if (loc_.dataset.empty()) loc_.dataset = h5 ? h5->location().dataset : "/data";
     // Create the file ourselves first so an unwritable folder reports the OS reason.
     create_output_file(tmp_.path(), loc_.path);
-    Hid fapl(strong_close_fapl());
+    Hid fapl(output_fapl());
     file_ = check(H5Fcreate(tmp_.path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), ErrorKind::output,
                   "cannot create " + loc_.path + " as HDF5");
     Hid type = h5 ? Hid(H5Tcopy(h5->type())) : type_for(info_, npy_descr_of(src));
@@ -556,10 +603,11 @@ class Hdf5Sink final : public Sink {
                   ErrorKind::output, "cannot create dataset " + loc_.dataset + " in " + loc_.path);
     type_ = std::move(type);
     if (h5) {
-      AttrCopy ctx{dset_.get(), what()};
+      AttrCopy ctx{dset_.get(), what(), {}};
       hsize_t idx = 0;
-      if (H5Aiterate2(h5->dataset(), H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attribute, &ctx) < 0)
-        fail(ErrorKind::output, "cannot copy the attributes of " + src.describe());
+      const herr_t rc = H5Aiterate2(h5->dataset(), H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attribute, &ctx);
+      ctx.err.rethrow();
+      if (rc < 0) fail(ErrorKind::output, "cannot copy the attributes of " + src.describe());
     }
     const haddr_t off = H5Dget_offset(dset_.get());
     H5Eclear2(H5E_DEFAULT);

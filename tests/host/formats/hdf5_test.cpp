@@ -339,6 +339,49 @@ TEST(Hdf5, DatatypeAndAttributesPreserved) {
   H5Tclose(vstr);
 }
 
+// An attribute over 64 KiB exists only in the dense storage of the 1.8 file
+// format; the output must be able to hold it (and a failure while copying
+// attributes must come back as an exception, not unwind through HDF5).
+TEST(Hdf5, AttributeLargerThan64KiBIsCopied) {
+  TempDir dir;
+  const std::string in = dir / "big.h5";
+  const std::uint64_t R = 5, C = 3;
+  const auto data = pattern_matrix(R, C, 8, 4);
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  hid_t file = H5Fcreate(in.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+  ASSERT_GE(file, 0);
+  H5Pclose(fapl);
+  hsize_t dims[2] = {R, C};
+  hid_t space = H5Screate_simple(2, dims, nullptr);
+  hid_t d = H5Dcreate2(file, "/x", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), 0);
+  std::vector<double> big(40000);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = double(i) * 0.5 + 1;
+  hsize_t n = big.size();
+  hid_t aspace = H5Screate_simple(1, &n, nullptr);
+  hid_t a = H5Acreate2(d, "big", H5T_IEEE_F64LE, aspace, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(a, 0);
+  ASSERT_GE(H5Awrite(a, H5T_NATIVE_DOUBLE, big.data()), 0);
+  H5Aclose(a);
+  H5Sclose(aspace);
+  H5Dclose(d);
+  H5Sclose(space);
+  H5Fclose(file);
+
+  auto src = open_source(in, {});
+  transpose_to(*src, dir / "out.h5");
+  EXPECT_EQ(h5_read_all(dir / "out.h5", "/x"), transposed(data, R, C, 8));
+  hid_t f2 = H5Fopen((dir / "out.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t a2 = H5Aopen_by_name(f2, "/x", "big", H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(a2, 0);
+  std::vector<double> back(big.size());
+  ASSERT_GE(H5Aread(a2, H5T_NATIVE_DOUBLE, back.data()), 0);
+  EXPECT_EQ(back, big);
+  H5Aclose(a2);
+  H5Fclose(f2);
+}
+
 TEST(Hdf5, InPlaceContiguousAndChunked) {
   TempDir dir;
   const std::uint64_t N = 23;

@@ -14,6 +14,7 @@
 #include "gtranspose/format.hpp"
 #include "gtranspose/pattern.hpp"
 #include "gtranspose/sizes.hpp"
+#include "gtranspose/tempfile.hpp"
 
 namespace {
 
@@ -97,12 +98,12 @@ int verify(const std::string& file, const gt::OpenOptions& open, bool transposed
 
 int main(int argc, char** argv) {
   CLI::App app{"gt-gen: write a pattern matrix in any format, or verify one (or its transpose)", "gt-gen"};
-  std::string out, shape, dtype = "f32", verify_file;
+  std::string out, shape, dtype, verify_file;
   std::uint64_t seed = 1;
   bool force = false, transposed = false, quiet = false;
   app.add_option("OUT", out, "file to write (.h5[:/dataset], .npy, anything else raw)");
   app.add_option("--shape", shape, "ROWSxCOLS");
-  app.add_option("--dtype", dtype, "element type: " + gt::dtype_names());
+  app.add_option("--dtype", dtype, "element type (default f32 when writing): " + gt::dtype_names());
   app.add_option("--seed", seed, "pattern seed");
   app.add_flag("-f,--force", force, "replace an existing file");
   app.add_option("--verify", verify_file, "check FILE against the pattern instead of writing");
@@ -118,19 +119,24 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    auto t = gt::parse_dtype(dtype);
-    if (!t) throw gt::Error(gt::ErrorKind::usage, "unknown --dtype '" + dtype + "': use one of " + gt::dtype_names());
+    std::optional<gt::DType> t;
+    if (!dtype.empty()) {
+      t = gt::parse_dtype(dtype);
+      if (!t) throw gt::Error(gt::ErrorKind::usage, "unknown --dtype '" + dtype + "': use one of " + gt::dtype_names());
+    }
+    gt::install_cleanup_handlers();
+    gt::set_interrupt_message("\ngt-gen: interrupted: partial output removed");
     if (!verify_file.empty()) {
+      // What the user said, and only that: a raw file needs both, and the
+      // formats check either against a file that has its own header.
       gt::OpenOptions open;
-      if (!shape.empty()) {
-        open.shape = gt::parse_shape(shape);
-        open.dtype = t;
-      }
+      if (!shape.empty()) open.shape = gt::parse_shape(shape);
+      open.dtype = t;
       return verify(verify_file, open, transposed, seed, quiet);
     }
     if (out.empty() || shape.empty())
       throw gt::Error(gt::ErrorKind::usage, "give OUT and --shape ROWSxCOLS (see gt-gen --help)");
-    return generate(out, gt::parse_shape(shape), *t, seed, force);
+    return generate(out, gt::parse_shape(shape), t.value_or(gt::DType::f32), seed, force);
   } catch (const gt::Error& e) {
     std::cerr << "gt-gen: " << e.what() << "\n";
     return e.exit_code();

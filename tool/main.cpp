@@ -1,7 +1,8 @@
 // gtranspose: the command line. It parses, calls the library, prints; the
 // work lives in lib/. Every error is one line on stderr and an exit code:
 // 2 for usage errors, 1 for runtime errors, 0 for success.
-#include <signal.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -21,26 +22,6 @@
 #include "gtranspose/tempfile.hpp"
 
 namespace {
-
-// SIGINT/SIGTERM: remove every temporary output, then die of the signal so
-// the parent sees how we ended. Only async-signal-safe calls here.
-extern "C" void on_signal(int sig) {
-  gt::remove_temp_files_signal_safe();
-  static const char msg[] = "\ngtranspose: interrupted: partial output removed\n";
-  ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
-  (void)ignored;
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
-}
-
-void install_signal_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
-}
 
 // A progress line on stderr, only on a terminal, only once a job has run for
 // a second, at most ten updates a second, cleared when done.
@@ -75,11 +56,26 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
 };
 
+// The --json report goes through a temporary beside it too, so a reader
+// never sees half a file. Checked before the job starts (can_create_json), so
+// a bad path fails while the input and output are still untouched.
 void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw gt::Error(gt::ErrorKind::output, "cannot write --json file " + path);
+  gt::TempPath tmp(path);
+  std::ofstream f(tmp.path(), std::ios::binary | std::ios::trunc);
   f << text;
-  if (!f.flush()) throw gt::Error(gt::ErrorKind::output, "cannot write --json file " + path);
+  if (!f.flush()) gt::throw_errno(gt::ErrorKind::output, "cannot write --json file " + path);
+  f.close();
+  tmp.commit();
+}
+
+void check_json_path(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw gt::Error(gt::ErrorKind::usage, "--json " + path + " is a folder: name a file");
+  gt::TempPath probe(path);
+  int fd = ::open(probe.path().c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) gt::throw_errno(gt::ErrorKind::output, "cannot create the --json file " + path);
+  ::close(fd);
 }
 
 std::string kernel_help() {
@@ -172,6 +168,19 @@ int main(int argc, char** argv) {
       if (!dt) throw gt::Error(gt::ErrorKind::usage, "unknown --dtype '" + dtype + "': use one of " + gt::dtype_names());
     }
     gt::EngineChoice eng = gt::parse_engine(engine);
+    // Options that would be accepted and then silently ignored are refused.
+    if (!bench)
+      for (const char* opt : {"--reps", "--warmup", "--seed", "--no-peers", "--sweep"})
+        if (app.count(opt)) throw gt::Error(gt::ErrorKind::usage, std::string(opt) + " applies to --bench only");
+    if (app.count("--kernel") && kernel != "auto" && kernel != "all") {
+      bool known = false;
+      for (const auto& k : gt::list_kernels()) known = known || k.name == kernel;
+      if (!known)
+        throw gt::Error(gt::ErrorKind::usage, gt::built_with_cuda()
+                                                  ? "unknown kernel '" + kernel + "': see gtranspose --list-kernels"
+                                                  : "--kernel " + kernel + ": this gtranspose was built without CUDA");
+    }
+    if (!json.empty()) check_json_path(json);
 
     if (bench) {
       if (!in.empty()) throw gt::Error(gt::ErrorKind::usage, "--bench takes no files: give --shape and --dtype");
@@ -217,7 +226,10 @@ int main(int argc, char** argv) {
     Progress progress(!quiet);
     job.run.progress = [&](std::uint64_t d, std::uint64_t t) { progress.update(d, t); };
 
-    install_signal_handlers();
+    gt::install_cleanup_handlers();
+    gt::set_interrupt_message(in_place ? "\ngtranspose: interrupted: " + in +
+                                             " is left partly transposed (in-place runs cannot be resumed yet)"
+                                       : std::string("\ngtranspose: interrupted: partial output removed"));
     gt::RunReport r = gt::run_job(job);
     progress.clear();
     if (!quiet) std::cout << gt::format_report(r);

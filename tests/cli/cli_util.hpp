@@ -35,9 +35,10 @@ struct Result {
 };
 
 struct Limits {
-  std::uint64_t file_size = 0;  // RLIMIT_FSIZE in bytes (0: none); SIGXFSZ ignored so writes fail with EFBIG
+  std::uint64_t file_size = 0;  // RLIMIT_FSIZE in bytes (0: none); the program must cope with SIGXFSZ itself
   int signal_after_ms = -1;     // send `signal` this long after start
   int signal = SIGINT;
+  bool ignore_sighup = false;   // start the child as nohup does
 };
 
 inline std::string slurp(const std::string& path) {
@@ -58,10 +59,10 @@ inline Result run(const std::string& exe, const std::vector<std::string>& args, 
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
     if (lim.file_size) {
-      signal(SIGXFSZ, SIG_IGN);
       struct rlimit rl {lim.file_size, lim.file_size};
       setrlimit(RLIMIT_FSIZE, &rl);
     }
+    if (lim.ignore_sighup) signal(SIGHUP, SIG_IGN);
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(exe.c_str()));
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));

@@ -261,6 +261,55 @@ TEST(Signals, InterruptRemovesPartialOutput) {
   }
 }
 
+TEST(Signals, HangupIgnoredUnderNohupStaysIgnored) {
+  TempDir d;
+  generate(d / "a.raw", "4096x2048", "f32");
+  cli::Limits lim;
+  lim.signal_after_ms = 100;
+  lim.signal = SIGHUP;
+  lim.ignore_sighup = true;
+  Result r = gtranspose({d / "a.raw", d / "b.raw", "--shape", "4096x2048", "--dtype", "f32", "--engine", "cpu",
+                         "--host-mem", "1M", "--threads", "1", "-q"},
+                        lim);
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  expect_transposed(d / "b.raw", 3, {"--shape", "2048x4096", "--dtype", "f32"});
+}
+
+TEST(Signals, InterruptInPlaceSaysTheFileIsPartlyTransposed) {
+  TempDir d;
+  generate(d / "m.raw", "8192x8192", "f32");
+  cli::Limits lim;
+  lim.signal_after_ms = 300;
+  Result r = gtranspose({d / "m.raw", "--in-place", "--shape", "8192x8192", "--dtype", "f32", "--engine", "cpu",
+                         "--host-mem", "1M", "--threads", "1"},
+                        lim);
+  ASSERT_EQ(r.signal, SIGINT) << why(r);
+  EXPECT_NE(r.err.find("partly transposed"), std::string::npos) << why(r);
+}
+
+TEST(BadInput, JsonPathCheckedBeforeAnyWork) {
+  TempDir d;
+  generate(d / "a.npy", "30x20", "f32");
+  auto before = cli::file_hash(d / "a.npy");
+  expect_error(gtranspose({d / "a.npy", d / "b.npy", "--engine", "cpu", "--json", d / "no/such/r.json"}), 1,
+               "r.json");
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"a.npy"}) << "output written although --json cannot be";
+  expect_error(gtranspose({d / "a.npy", "--in-place", "--engine", "cpu", "--json", d.path()}), 2, "folder");
+  Result r = gtranspose({d / "a.npy", d / "b.npy", "--engine", "cpu", "--json", d / "r.json", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_EQ(cli::file_hash(d / "a.npy"), before);
+  EXPECT_EQ(d.entries(), (std::vector<std::string>{"a.npy", "b.npy", "r.json"}));
+}
+
+TEST(BadInput, OptionsThatWouldBeIgnoredAreRefused) {
+  TempDir d;
+  generate(d / "a.npy", "3x2", "f32");
+  expect_error(gtranspose({d / "a.npy", d / "b.npy", "--reps", "5"}), 2, "--reps");
+  expect_error(gtranspose({d / "a.npy", d / "b.npy", "--sweep"}), 2, "--sweep");
+  expect_error(gtranspose({d / "a.npy", d / "b.npy", "--kernel", "bogus"}), 2, "bogus");
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"a.npy"});
+}
+
 TEST(Budget, PeakResidentMemoryStaysWithinHostMem) {
   TempDir d;
   generate(d / "tiny.raw", "4x4", "f32");

@@ -30,7 +30,18 @@ class TempPath {
 };
 
 // Unlinks every registered temporary file. Async-signal-safe: only unlink(2)
-// on preallocated storage. The CLI calls it from its SIGINT/SIGTERM handler.
+// on preallocated storage.
 void remove_temp_files_signal_safe() noexcept;
+
+// For programs (the CLI, gt-gen): SIGINT, SIGTERM and SIGHUP unlink every
+// registered temporary file, write the interrupt message (if set) to stderr,
+// and end the process by the same signal. A signal its parent set to be
+// ignored (nohup, `trap '' HUP`) stays ignored. SIGXFSZ is ignored, so a
+// write past a file-size limit fails with EFBIG and takes the ordinary error
+// path (temporary removed, one line, exit 1) instead of killing the process.
+void install_cleanup_handlers();
+// The line the handler writes; copied into static storage (at most 511 bytes
+// are kept). Empty: write nothing.
+void set_interrupt_message(const std::string& message);
 
 }  // namespace gt

@@ -301,6 +301,32 @@ TEST(BadInput, JsonPathCheckedBeforeAnyWork) {
   EXPECT_EQ(d.entries(), (std::vector<std::string>{"a.npy", "b.npy", "r.json"}));
 }
 
+TEST(BadInput, HeaderClaimingAnOverflowingShapeIsAnInputError) {
+  TempDir d;
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967297), }";
+  dict.resize(128 - 10 - 1, ' ');
+  dict += '\n';
+  std::string file = std::string("\x93NUMPY\x01\x00", 8) + char(dict.size() & 0xff) + char(dict.size() >> 8) + dict;
+  cli::write_file(d / "huge.npy", file + std::string(64, 'x'));
+  expect_error(gtranspose({d / "huge.npy", d / "b.npy"}), 1, "huge.npy");
+}
+
+TEST(BadInput, NonRegularOutputAndBigEndianRaw) {
+  TempDir d;
+  generate(d / "a.npy", "3x4", "f32");
+  expect_error(gtranspose({d / "a.npy", "/dev/null", "--force", "--engine", "cpu"}), 1, "not a regular file");
+  // A big-endian .npy (written by hand: '>f4', 3x2) cannot go to raw, which has no byte order.
+  std::string dict = "{'descr': '>f4', 'fortran_order': False, 'shape': (3, 2), }";
+  dict.resize(128 - 10 - 1, ' ');
+  dict += '\n';
+  cli::write_file(d / "be.npy", std::string("\x93NUMPY\x01\x00", 8) + char(dict.size()) + '\0' + dict +
+                                    std::string(24, '\x41'));
+  expect_error(gtranspose({d / "be.npy", d / "be.raw", "--engine", "cpu"}), 1, "big-endian");
+  Result r = gtranspose({d / "be.npy", d / "be_t.npy", "--engine", "cpu", "-q"});
+  EXPECT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_EQ(d.entries(), (std::vector<std::string>{"a.npy", "be.npy", "be_t.npy"}));
+}
+
 TEST(BadInput, OptionsThatWouldBeIgnoredAreRefused) {
   TempDir d;
   generate(d / "a.npy", "3x2", "f32");

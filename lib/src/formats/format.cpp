@@ -122,13 +122,18 @@ void check_against_options(const MatrixInfo& info, const OpenOptions& opts, cons
                                       ", which holds " + type_text + ": leave --dtype out for .npy and HDF5 inputs");
 }
 
-void check_matrix_shape(const std::vector<std::uint64_t>& dims, const std::string& what) {
+void check_matrix_shape(const std::vector<std::uint64_t>& dims, std::size_t elem_size, const std::string& what) {
   if (dims.size() != 2)
     throw Error(ErrorKind::input, what + " is " + std::to_string(dims.size()) + "-D (shape " + shape_repr(dims) +
                                       "): gtranspose needs a 2-D matrix");
   if (dims[0] == 0 || dims[1] == 0)
     throw Error(ErrorKind::input, what + " is empty (shape " + shape_repr(dims) + "): there is nothing to transpose");
-  (void)Shape{dims[0], dims[1]}.elems();
+  // A file's header can claim any shape: one whose size does not fit 64 bits
+  // is a malformed input, not a usage error.
+  std::uint64_t elems = 0, bytes = 0;
+  if (__builtin_mul_overflow(dims[0], dims[1], &elems) || __builtin_mul_overflow(elems, elem_size, &bytes))
+    throw Error(ErrorKind::input, what + " claims shape " + shape_repr(dims) +
+                                      ", whose size does not fit in 64 bits: the file is damaged or not a matrix");
 }
 
 std::string type_text(const MatrixInfo& info, const std::string& fallback) {

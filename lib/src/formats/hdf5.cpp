@@ -416,9 +416,9 @@ struct Dataset {
     std::vector<hsize_t> dims(std::size_t(rank) + 1);
     H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
     dims.resize(std::size_t(rank));
-    check_matrix_shape(std::vector<std::uint64_t>(dims.begin(), dims.end()), what());
     type = check(H5Dget_type(dset.get()), ErrorKind::input, "cannot read the element type of " + what());
     TypeInfo ti = classify_type(type.get(), what());
+    check_matrix_shape(std::vector<std::uint64_t>(dims.begin(), dims.end()), ti.size, what());
     info.shape = {dims[0], dims[1]};
     info.elem_size = ti.size;
     info.dtype = ti.dtype;

@@ -27,7 +27,7 @@ std::optional<std::string> npy_descr_of(const Source& src);
 void check_against_options(const MatrixInfo& info, const OpenOptions& opts, const std::string& name,
                            const std::string& type_text);
 // "in.npy is 3-D (shape (2, 3, 4)): gtranspose needs a 2-D matrix" and the empty-matrix case.
-void check_matrix_shape(const std::vector<std::uint64_t>& dims, const std::string& what);
+void check_matrix_shape(const std::vector<std::uint64_t>& dims, std::size_t elem_size, const std::string& what);
 // The text a describe() shows for an element type: "f32", or `fallback`.
 std::string type_text(const MatrixInfo& info, const std::string& fallback);
 // Throws gt::Error(input) for a square-only operation on a rectangle.

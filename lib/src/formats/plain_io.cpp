@@ -300,6 +300,10 @@ void check_output_path(const std::string& path, bool force) {
     throw_errno(ErrorKind::output, "cannot check output " + path);
   }
   if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::output, path + " is a folder: name an output file");
+  // The output replaces OUT by rename(): a device or a FIFO (as root, even
+  // /dev/null) would be swapped for a regular file, never written to.
+  if (!S_ISREG(st.st_mode))
+    throw Error(ErrorKind::output, path + " is not a regular file (a device, FIFO or socket): name an output file");
   if (!force) throw Error(ErrorKind::output, path + " exists: use --force to replace it");
 }
 

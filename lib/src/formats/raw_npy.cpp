@@ -63,7 +63,7 @@ Opened open_npy(const Location& loc, const OpenOptions& opts, bool writable) {
   std::string text(pre.header_len, '\0');
   pread_full(o.fd.get(), text.data(), pre.header_len, pre.header_start, loc.path);
   NpyHeader h = parse_npy_dict(text, loc.path);
-  check_matrix_shape(h.shape, loc.path);
+  check_matrix_shape(h.shape, h.descr.elem_size, loc.path);
   o.info.shape = {h.shape[0], h.shape[1]};
   o.info.elem_size = h.descr.elem_size;
   o.info.dtype = h.descr.dtype;
@@ -207,6 +207,12 @@ std::unique_ptr<Source> open_npy_source(const Location& loc, const OpenOptions& 
 }
 
 std::unique_ptr<Sink> create_raw_sink(const Location& loc, const Source& src, const SinkOptions& opts) {
+  // gtranspose moves bytes and never converts them, and a raw file has no
+  // header to say its byte order: every raw input is read as little-endian,
+  // so big-endian bytes written there would read back as other numbers.
+  if (src.info().order == ByteOrder::big)
+    throw Error(ErrorKind::output, src.describe() + " holds big-endian elements and a raw file cannot say so: write " +
+                                       loc.path + " as .npy or .h5 instead, which keep the byte order");
   return std::make_unique<PlainSink>(loc, src, opts, std::string(), "raw file");
 }
 

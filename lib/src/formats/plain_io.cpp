@@ -24,8 +24,10 @@ using paths::dir_of;
 // Linux moves at most 0x7ffff000 bytes per call; asking for 1 GiB keeps each
 // call whole and the loop simple.
 constexpr std::uint64_t kMaxIo = std::uint64_t(1) << 30;
-// Fortran-order rectangles go through a bounce buffer of about this size.
-constexpr std::uint64_t kBounceBytes = std::uint64_t(8) << 20;
+// Fortran-order rectangles go through a bounce buffer of at most this size:
+// outside the engines' buffer accounting, so small ("a few MiB" over the
+// budget), yet each stored run it reads or writes is still up to 2 MiB long.
+constexpr std::uint64_t kBounceBytes = std::uint64_t(2) << 20;
 
 std::atomic<bool> g_preallocate{true};
 
@@ -224,19 +226,40 @@ void transpose_block(const void* src, std::uint64_t lds, void* dst, std::uint64_
   }
 }
 
+namespace {
+
+// The block a mirrored (Fortran-order) rectangle moves through: whole
+// logical columns of `h` rows while they fit kBounceBytes (each stored row
+// then is one long run), else shorter runs, so the buffer never outgrows
+// kBounceBytes and the engines' memory budget holds.
+struct Bounce {
+  std::uint64_t rows, cols;
+};
+Bounce bounce_for(std::uint64_t h, std::uint64_t w, std::size_t elem_size) {
+  const std::uint64_t cap = std::max<std::uint64_t>(1, kBounceBytes / elem_size);
+  const std::uint64_t rows = std::min(h, cap);
+  return {rows, std::max<std::uint64_t>(1, std::min(w, cap / rows))};
+}
+
+}  // namespace
+
 void PlainMatrix::read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
                        std::uint64_t ld) const {
   check_rect(logical, r0, c0, h, w, ld, name);
   if (h == 0 || w == 0) return;
   if (!mirrored) return read_stored(r0, c0, h, w, dst, ld);
-  // Logical columns [c0, c0+w) are stored rows; read a strip of them at a
+  // Logical columns [c0, c0+w) are stored rows; read a block of them at a
   // time and transpose it into place.
-  std::uint64_t strip = std::max<std::uint64_t>(1, std::min<std::uint64_t>(w, kBounceBytes / (h * elem_size)));
-  std::vector<unsigned char> buf(strip * h * elem_size);
-  for (std::uint64_t j = 0; j < w; j += strip) {
-    std::uint64_t k = std::min(strip, w - j);
-    read_stored(c0 + j, r0, k, h, buf.data(), h);  // buf: k x h
-    transpose_block(buf.data(), h, static_cast<unsigned char*>(dst) + j * elem_size, ld, k, h, elem_size);
+  const Bounce b = bounce_for(h, w, elem_size);
+  std::vector<unsigned char> buf(b.rows * b.cols * elem_size);
+  auto* out = static_cast<unsigned char*>(dst);
+  for (std::uint64_t i = 0; i < h; i += b.rows) {
+    const std::uint64_t hb = std::min(b.rows, h - i);
+    for (std::uint64_t j = 0; j < w; j += b.cols) {
+      const std::uint64_t k = std::min(b.cols, w - j);
+      read_stored(c0 + j, r0 + i, k, hb, buf.data(), hb);  // buf: k x hb
+      transpose_block(buf.data(), hb, out + (i * ld + j) * elem_size, ld, k, hb, elem_size);
+    }
   }
 }
 
@@ -245,12 +268,16 @@ void PlainMatrix::write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std
   check_rect(logical, r0, c0, h, w, ld, name);
   if (h == 0 || w == 0) return;
   if (!mirrored) return write_stored(r0, c0, h, w, src, ld);
-  std::uint64_t strip = std::max<std::uint64_t>(1, std::min<std::uint64_t>(w, kBounceBytes / (h * elem_size)));
-  std::vector<unsigned char> buf(strip * h * elem_size);
-  for (std::uint64_t j = 0; j < w; j += strip) {
-    std::uint64_t k = std::min(strip, w - j);
-    transpose_block(static_cast<const unsigned char*>(src) + j * elem_size, ld, buf.data(), h, h, k, elem_size);
-    write_stored(c0 + j, r0, k, h, buf.data(), h);
+  const Bounce b = bounce_for(h, w, elem_size);
+  std::vector<unsigned char> buf(b.rows * b.cols * elem_size);
+  const auto* in = static_cast<const unsigned char*>(src);
+  for (std::uint64_t i = 0; i < h; i += b.rows) {
+    const std::uint64_t hb = std::min(b.rows, h - i);
+    for (std::uint64_t j = 0; j < w; j += b.cols) {
+      const std::uint64_t k = std::min(b.cols, w - j);
+      transpose_block(in + (i * ld + j) * elem_size, ld, buf.data(), hb, hb, k, elem_size);
+      write_stored(c0 + j, r0 + i, k, hb, buf.data(), hb);
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 // format, out of place and in place, with a small --host-mem so that the
 // out-of-core path really runs, and every bad input the tool must refuse.
 #include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include <algorithm>
 
@@ -334,6 +335,47 @@ TEST(BadInput, OptionsThatWouldBeIgnoredAreRefused) {
   expect_error(gtranspose({d / "a.npy", d / "b.npy", "--sweep"}), 2, "--sweep");
   expect_error(gtranspose({d / "a.npy", d / "b.npy", "--kernel", "bogus"}), 2, "bogus");
   EXPECT_EQ(d.entries(), std::vector<std::string>{"a.npy"});
+}
+
+// A compressed HDF5 dataset stored as one big chunk: HDF5 must hold the
+// decompressed chunk (and its compressed copy) outside the engine's buffers,
+// so that memory comes out of --host-mem, or the run is refused up front.
+TEST(Budget, CompressedHdf5ChunksCountAgainstHostMem) {
+  TempDir d;
+  const hsize_t n = 1024;
+  std::vector<double> data(n * n);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = double((i * 2654435761u) % 1000003) * 0.25;
+  hid_t file = H5Fcreate((d / "c.h5").c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t dims[2] = {n, n};
+  hid_t space = H5Screate_simple(2, dims, nullptr);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 2, dims);
+  H5Pset_deflate(dcpl, 1);
+  hid_t ds = H5Dcreate2(file, "/x", H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  ASSERT_GE(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), 0);
+  H5Dclose(ds);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+  H5Fclose(file);
+
+  // One 8 MiB chunk plus its compressed copy: 16 MiB held by HDF5.
+  expect_error(gtranspose({d / "c.h5", d / "t.h5", "--engine", "cpu", "--host-mem", "24M"}), 2, "--host-mem");
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"c.h5"});
+  Result r = gtranspose({d / "c.h5", d / "t.h5", "--engine", "cpu", "--host-mem", "40M"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_NE(r.out.find("HDF5 chunk cache"), std::string::npos) << why(r);
+  // Within the budget over the baseline of a tiny run (its RSS includes HDF5's own 16 MiB).
+  Result tiny = gtranspose({std::string(GT_DATASETS_DIR) + "/small.npy", d / "s.npy", "--engine", "cpu", "-q"});
+  EXPECT_LE(r.max_rss, tiny.max_rss + (40u << 20) + (6u << 20))
+      << "peak " << (r.max_rss >> 20) << " MiB, baseline " << (tiny.max_rss >> 20) << " MiB";
+  std::vector<double> back(n * n);
+  hid_t f2 = H5Fopen((d / "t.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d2 = H5Dopen2(f2, "/x", H5P_DEFAULT);
+  ASSERT_GE(H5Dread(d2, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()), 0);
+  H5Dclose(d2);
+  H5Fclose(f2);
+  for (hsize_t i = 0; i < n; i += 37)
+    for (hsize_t j = 0; j < n; j += 41) ASSERT_EQ(back[j * n + i], data[i * n + j]) << i << "," << j;
 }
 
 TEST(Budget, PeakResidentMemoryStaysWithinHostMem) {

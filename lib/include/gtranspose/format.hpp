@@ -48,6 +48,10 @@ class Source {
   // A block shape that reads efficiently (HDF5: the dataset's chunk shape);
   // {0,0} when any rectangle is as good as another.
   virtual Shape preferred_block() const { return {0, 0}; }
+  // Host memory the source holds by itself while it is read (the HDF5 chunk
+  // cache, and the compressed copy of a chunk being decompressed): the job
+  // takes it out of --host-mem before the engine divides the rest.
+  virtual std::uint64_t reserved_bytes() const { return 0; }
   // A short human description: "HDF5 dataset /x (f32, 1000x2000) in in.h5".
   virtual std::string describe() const = 0;
 };
@@ -74,6 +78,7 @@ class InplaceMatrix {
   virtual void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
                      std::uint64_t ld) = 0;
   virtual void flush() = 0;  // data durable on return (fsync / H5Fflush)
+  virtual std::uint64_t reserved_bytes() const { return 0; }  // as Source::reserved_bytes
   virtual std::string describe() const = 0;
 };
 

@@ -39,6 +39,21 @@ void check_request(const JobOptions& o) {
     throw Error(ErrorKind::usage, "OUT is the same file as IN: name another output, or use --in-place (square matrices)");
 }
 
+// Takes what the source holds by itself (an HDF5 chunk cache) out of the
+// host budget the engine may divide; refuses a budget that leaves too little.
+std::uint64_t engine_budget(std::uint64_t host_mem, std::uint64_t reserved, const std::string& what) {
+  if (reserved == 0) return host_mem;
+  if (reserved > host_mem / 2)
+    throw Error(ErrorKind::usage, what + " is stored in chunks that take " + format_bytes(reserved) +
+                                      " of memory to read: give --host-mem of at least " + format_bytes(2 * reserved));
+  return host_mem - reserved;
+}
+
+void note_reserved(RunReport& r, std::uint64_t host_mem, std::uint64_t reserved) {
+  r.host_mem_budget = host_mem;
+  if (reserved) r.notes.push_back("HDF5 chunk cache: " + format_bytes(reserved) + " of the host budget");
+}
+
 }  // namespace
 
 RunReport run_job(const JobOptions& opts) {
@@ -50,14 +65,20 @@ RunReport run_job(const JobOptions& opts) {
   RunReport report;
   if (opts.in_place) {
     auto m = open_inplace(opts.input, opts.open);
+    const std::uint64_t host_mem = run.host_mem;
+    run.host_mem = engine_budget(host_mem, m->reserved_bytes(), m->describe());
     report = engine.engine == EngineChoice::cuda ? run_cuda_inplace(*m, run) : run_cpu_inplace(*m, run);
+    note_reserved(report, host_mem, m->reserved_bytes());
     m->flush();
     report.input = report.output = m->describe();
   } else {
     auto src = open_source(opts.input, opts.open);
+    const std::uint64_t host_mem = run.host_mem;
+    run.host_mem = engine_budget(host_mem, src->reserved_bytes(), src->describe());
     auto sink = create_sink(opts.output, *src, opts.sink);
     auto t0 = std::chrono::steady_clock::now();
     report = engine.engine == EngineChoice::cuda ? run_cuda(*src, *sink, run) : run_cpu(*src, *sink, run);
+    note_reserved(report, host_mem, src->reserved_bytes());
     sink->commit();
     // The commit's fsync is part of the job: the wall time counts it.
     double commit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -28,7 +28,8 @@ struct RunOptions {
 
 // The CPU engine, out of place. Fills report stages "read", "transpose", "write".
 RunReport run_cpu(Source& src, Sink& dst, const RunOptions& opts);
-// The CPU engine, in place on a square matrix.
+// The CPU engine, in place on a square matrix. In-place engines (this one and
+// run_cuda_inplace) flush the matrix before they return: its data is durable.
 RunReport run_cpu_inplace(InplaceMatrix& m, const RunOptions& opts);
 
 }  // namespace gt

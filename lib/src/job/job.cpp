@@ -69,7 +69,6 @@ RunReport run_job(const JobOptions& opts) {
     run.host_mem = engine_budget(host_mem, m->reserved_bytes(), m->describe());
     report = engine.engine == EngineChoice::cuda ? run_cuda_inplace(*m, run) : run_cpu_inplace(*m, run);
     note_reserved(report, host_mem, m->reserved_bytes());
-    m->flush();
     report.input = report.output = m->describe();
   } else {
     auto src = open_source(opts.input, opts.open);

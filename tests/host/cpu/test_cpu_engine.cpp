@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cpu/engine_detail.hpp"
+#include "host/cpu/cpu_test_util.hpp"
 #include "gtranspose/cpu_transpose.hpp"
 #include "gtranspose/engine.hpp"
 #include "gtranspose/error.hpp"
@@ -15,17 +16,8 @@
 
 namespace {
 
-using Bytes = std::vector<unsigned char>;
-
-Bytes random_bytes(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  Bytes b(n);
-  for (std::size_t i = 0; i < n; i += 8) {
-    const std::uint64_t v = rng();
-    std::memcpy(b.data() + i, &v, std::min<std::size_t>(8, n - i));
-  }
-  return b;
-}
+using cpu_test::Bytes;
+using cpu_test::random_bytes;
 
 gt::MatrixInfo make_info(gt::Shape s, std::size_t es) {
   gt::MatrixInfo i;

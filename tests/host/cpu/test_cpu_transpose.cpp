@@ -7,22 +7,14 @@
 #include <vector>
 
 #include "cpu/tuning.hpp"
+#include "host/cpu/cpu_test_util.hpp"
 #include "gtranspose/cpu_transpose.hpp"
 #include "gtranspose/error.hpp"
 
 namespace {
 
-using Bytes = std::vector<unsigned char>;
-
-Bytes random_bytes(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  Bytes b(n);
-  for (std::size_t i = 0; i < n; i += 8) {
-    const std::uint64_t v = rng();
-    std::memcpy(b.data() + i, &v, std::min<std::size_t>(8, n - i));
-  }
-  return b;
-}
+using cpu_test::Bytes;
+using cpu_test::random_bytes;
 
 struct Case {
   std::uint64_t rows, cols;

@@ -12,6 +12,8 @@
 
 namespace gt {
 
+class InplaceWriter;  // journal.hpp
+
 struct RunOptions {
   std::uint64_t host_mem = 0;     // host budget in bytes (0: default_host_budget())
   std::uint64_t device_mem = 0;   // device budget in bytes (0: sized from the device)
@@ -24,6 +26,9 @@ struct RunOptions {
   // Polled between tiles; when it becomes true the engine stops and throws
   // gt::Error(cancelled).
   const std::atomic<bool>* cancel = nullptr;
+  // In place: what the engine writes through (the crash-safety journal, see
+  // journal.hpp). nullptr: straight to the matrix, then one flush.
+  InplaceWriter* writer = nullptr;
 };
 
 // The CPU engine, out of place. Fills report stages "read", "transpose", "write".

@@ -36,6 +36,16 @@ struct OpenOptions {
   std::optional<DType> dtype;
 };
 
+// A matrix that lies whole in host memory (the host-memory API's sources and
+// sinks): element (i, j) at data + (i*ld + j)*elem_size. `pinned` means page-
+// locked and registered with CUDA, so the CUDA engine copies it by DMA
+// directly instead of staging it through its own pinned buffers.
+struct HostView {
+  void* data = nullptr;
+  std::uint64_t ld = 0;
+  bool pinned = false;
+};
+
 class Source {
  public:
   virtual ~Source() = default;
@@ -52,6 +62,11 @@ class Source {
   // cache, and the compressed copy of a chunk being decompressed): the job
   // takes it out of --host-mem before the engine divides the rest.
   virtual std::uint64_t reserved_bytes() const { return 0; }
+  // True when read() may be called from several threads at once (positioned
+  // I/O); engines then read tiles in parallel. HDF5 takes a global lock: false.
+  virtual bool concurrent_reads() const { return false; }
+  // Non-null for a matrix in host memory (see HostView).
+  virtual const HostView* host_view() const { return nullptr; }
   // A short human description: "HDF5 dataset /x (f32, 1000x2000) in in.h5".
   virtual std::string describe() const = 0;
 };
@@ -64,6 +79,14 @@ class Sink {
                      std::uint64_t ld) = 0;
   // Flushes, closes, and renames the temporary file to its final name.
   virtual void commit() = 0;
+  // True when write() may be called from several threads at once.
+  virtual bool concurrent_writes() const { return false; }
+  // A hint: output rows [r0, r0+h) are complete and will not be written
+  // again, so the sink may start writing them back to disk now (raw, .npy:
+  // sync_file_range), which overlaps the disk with the rest of the run and
+  // leaves less for commit()'s fsync. Default: nothing.
+  virtual void rows_complete(std::uint64_t r0, std::uint64_t h) { (void)r0, (void)h; }
+  virtual const HostView* host_view() const { return nullptr; }
   virtual std::string describe() const = 0;
 };
 
@@ -79,6 +102,10 @@ class InplaceMatrix {
                      std::uint64_t ld) = 0;
   virtual void flush() = 0;  // data durable on return (fsync / H5Fflush)
   virtual std::uint64_t reserved_bytes() const { return 0; }  // as Source::reserved_bytes
+  // True when read() and write() may be called from several threads at once
+  // (on disjoint rectangles).
+  virtual bool concurrent_io() const { return false; }
+  virtual const HostView* host_view() const { return nullptr; }
   virtual std::string describe() const = 0;
 };
 

@@ -53,6 +53,10 @@ class Plan {
   std::uint64_t tile_cols() const { return nc_; }  // tiles across
   std::uint64_t count() const { return nr_ * nc_; }
   Tile tile(std::uint64_t index) const;            // row-major over the tile grid
+  // Column-major over the tile grid: the tiles of one output row band come
+  // one after another, so each band of the output is finished (and can be
+  // written back to disk) long before the end of the run.
+  Tile tile_output_order(std::uint64_t k) const { return tile((k % nr_) * nc_ + k / nr_); }
 
  private:
   Shape shape_;
@@ -69,9 +73,13 @@ struct TilePair {
 };
 
 class InplacePlan {
+  InplacePlan() = default;
+
  public:
   // tile_bytes bounds one tile; an engine holds two tiles per pair in flight.
   InplacePlan(std::uint64_t n, std::size_t elem_size, std::uint64_t tile_bytes, std::uint64_t chunk_elems = 0);
+  // A plan with a given block (a resumed run keeps its journal's plan).
+  static InplacePlan with_block(std::uint64_t n, std::uint64_t block);
   std::uint64_t n() const { return n_; }
   std::uint64_t block() const { return b_; }
   std::uint64_t tiles_per_side() const { return t_; }

@@ -112,6 +112,16 @@ InplacePlan::InplacePlan(std::uint64_t n, std::size_t elem_size, std::uint64_t t
   t_ = ceil_div(n, b_);
 }
 
+InplacePlan InplacePlan::with_block(std::uint64_t n, std::uint64_t block) {
+  if (n == 0 || block == 0 || block > n)
+    throw Error(ErrorKind::internal, "in-place block " + std::to_string(block) + " does not fit n = " + std::to_string(n));
+  InplacePlan p;
+  p.n_ = n;
+  p.b_ = block;
+  p.t_ = ceil_div(n, block);
+  return p;
+}
+
 TilePair InplacePlan::pair(std::uint64_t index) const {
   if (index >= count()) throw Error(ErrorKind::internal, "tile pair index out of range");
   // Row i of the upper triangle holds pairs (i, i..t-1) and starts at

@@ -1,0 +1,35 @@
+// The host-memory API: transpose a matrix a program already holds in RAM
+// (pinned or not), through the GPU when there is one, else on the CPU.
+//
+//   std::vector<float> a(rows * cols), b(rows * cols);
+//   gt::RunReport r = gt::transpose(a.data(), b.data(), rows, cols, sizeof(float));
+//   gt::transpose_inplace(a.data(), n, sizeof(float));   // square n x n
+//
+// Memory registered with cudaHostRegister or allocated by cudaMallocHost goes
+// to and from the GPU by DMA directly; pageable memory is staged through the
+// engine's pinned buffers by several threads, so it does not fall to the
+// pageable copy rate. Throws gt::Error like every other entry point.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "gtranspose/engine.hpp"
+#include "gtranspose/job.hpp"
+#include "gtranspose/report.hpp"
+
+namespace gt {
+
+struct HostOptions {
+  EngineChoice engine = EngineChoice::automatic;
+  RunOptions run;           // budgets, streams, kernel, threads, progress, cancel
+  std::uint64_t ld_in = 0;  // leading dimension of the input in elements (0: cols)
+  std::uint64_t ld_out = 0; // leading dimension of the output in elements (0: rows)
+};
+
+// out (cols x rows) = transpose of in (rows x cols). in and out must not overlap.
+RunReport transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                    const HostOptions& opts = {});
+// data (n x n, leading dimension opts.ld_in or n) becomes its transpose.
+RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts = {});
+
+}  // namespace gt

@@ -1,0 +1,84 @@
+// Crash safety for in-place runs: a small journal beside the matrix file so
+// that a run killed at any moment (kill -9, power loss) loses no element, and
+// the next run with --resume finishes the job bit-exact.
+//
+// An in-place run follows an InplacePlan: pairs of tiles (a, b) in index
+// order, a = b on the diagonal. Engines read a pair, transpose both tiles and
+// hand the results to InplaceWriter::write_batch(), which owns the order of
+// the writes:
+//   1. the new content of every tile b of the batch (the transpose of the
+//      original tile a) goes to the journal with a checksum, and the journal
+//      is made durable;
+//   2. the new content of every tile a (the transpose of tile b) is written
+//      to the matrix, and the matrix is made durable;
+//   3. the journal records that step 2 is complete (durable);
+//   4. the new content of every tile b is written to the matrix; the matrix
+//      is made durable before the journal's space is reused.
+// At any crash one of these holds for the interrupted batch, and recovery
+// redoes it from the file and the journal alone: before 1 is durable the
+// matrix is untouched; within 2 every tile b is still original in the file
+// (so tile a's new content is its transpose) and tile b's new content is in
+// the journal; after 3 only tile b's writes remain, from the journal.
+// The journal therefore holds one tile of each pair in flight, never the
+// whole matrix.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtranspose/format.hpp"
+#include "gtranspose/planner.hpp"
+
+namespace gt {
+
+// One pair of a batch, as an engine hands it over after transposing.
+struct PairWrite {
+  std::uint64_t index = 0;        // pair index in the plan
+  TilePair pair;
+  const void* new_a = nullptr;    // transpose of tile b: goes where tile a is (a.h x a.w, ld a.w); null on the diagonal
+  const void* new_b = nullptr;    // transpose of tile a: goes where tile b is (b.h x b.w, ld b.w)
+};
+
+// What an in-place engine writes through. The plain writer writes straight
+// to the matrix (host memory, or a run that asked for no journal); the
+// journaled writer follows the protocol above.
+class InplaceWriter {
+ public:
+  virtual ~InplaceWriter() = default;
+  // The plan's block (tile side) a resumed run must keep, or 0 when the
+  // engine may choose (a fresh run).
+  virtual std::uint64_t required_block() const { return 0; }
+  // Pairs with an index below this are already done (a resumed run).
+  virtual std::uint64_t first_pair() const { return 0; }
+  // Called once by the engine before any write, with the plan it follows.
+  virtual void begin(const InplacePlan& plan) = 0;
+  // Writes a batch of consecutive pairs (indices ascending, continuing the
+  // previous batch). Called from one thread at a time.
+  virtual void write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch) = 0;
+  // After the last batch: makes the matrix durable and removes the journal.
+  virtual void finish(InplaceMatrix& m) = 0;
+  // The bytes the journal wrote (0 for the plain writer), for the report.
+  virtual std::uint64_t journal_bytes() const { return 0; }
+};
+
+// Writes straight to the matrix; finish() flushes it.
+std::unique_ptr<InplaceWriter> plain_inplace_writer();
+
+// The journal's path for a matrix file: "<file>.gtjournal" beside it.
+std::string journal_path(const std::string& matrix_path);
+
+enum class ResumeMode {
+  fresh,   // no journal may exist (gt::Error(input) naming it and --resume if one does)
+  resume,  // a journal must exist (gt::Error(usage) if none); recover, then go on
+};
+
+// Opens the journal for matrix `m` at location spec `spec`. fresh: creates it
+// when the engine calls begin(). resume: checks that the journal belongs to
+// this matrix (shape, element size, file identity), finishes the interrupted
+// batch on the CPU, and reports through required_block()/first_pair() where
+// the engine goes on. Throws gt::Error(input) for a journal that does not
+// match the matrix or is damaged beyond the last complete batch.
+std::unique_ptr<InplaceWriter> open_inplace_journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mode);
+
+}  // namespace gt

@@ -29,6 +29,11 @@ struct RunReport {
   double wall_s = 0;
   std::vector<StageStat> stages;
   double kernel_gbps = 0;          // kernel's own bandwidth (read + write), 0 if n/a
+  // How far the stages ran at once: the busiest stage's time over the wall
+  // time (1.0 = the run took exactly as long as its bottleneck stage, every
+  // other stage hidden behind it), and which stage that was. 0 / "" if n/a.
+  double overlap = 0;
+  std::string bottleneck;
   std::uint64_t host_mem_budget = 0, host_mem_peak = 0;    // bytes
   std::uint64_t device_mem_budget = 0, device_mem_peak = 0;
   std::vector<std::string> notes;  // e.g. "no GPU found: using the CPU engine"

@@ -62,6 +62,9 @@ std::string format_report(const RunReport& r) {
     if (s.bytes && s.busy_s > 0) o << ", " << fmt("%.2f", double(s.bytes) / s.busy_s / 1e9) << " GB/s";
     o << "\n";
   }
+  if (r.overlap > 0)
+    o << "  overlap: the busiest stage (" << r.bottleneck << ") ran " << fmt("%.0f", 100 * r.overlap)
+      << "% of the wall time\n";
   if (r.kernel_gbps > 0) o << "  kernel bandwidth " << fmt("%.1f", r.kernel_gbps) << " GB/s (read + write)\n";
   if (r.host_mem_budget)
     o << "  host memory: peak " << format_bytes(r.host_mem_peak) << " of " << format_bytes(r.host_mem_budget)
@@ -86,6 +89,7 @@ std::string report_json(const RunReport& r) {
     << ", \"tile_cols\": " << r.tile_shape.cols << ", \"threads\": " << r.threads << ",\n";
   o << "  \"wall_s\": " << fmt("%.6f", r.wall_s) << ", \"gbps\": " << fmt("%.4f", r.gbps())
     << ", \"kernel_gbps\": " << fmt("%.3f", r.kernel_gbps) << ",\n";
+  o << "  \"overlap\": " << fmt("%.4f", r.overlap) << ", \"bottleneck\": \"" << json_escape(r.bottleneck) << "\",\n";
   o << "  \"host_mem_budget\": " << r.host_mem_budget << ", \"host_mem_peak\": " << r.host_mem_peak << ",\n";
   o << "  \"device_mem_budget\": " << r.device_mem_budget << ", \"device_mem_peak\": " << r.device_mem_peak << ",\n";
   o << "  \"stages\": [";

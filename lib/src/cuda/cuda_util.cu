@@ -37,6 +37,20 @@ Buffer<Pinned>::Buffer(std::size_t bytes, const char* hint) : n_(bytes) {
 }
 
 template <bool Pinned>
+cudaError_t Buffer<Pinned>::try_allocate(std::size_t bytes) {
+  reset();
+  void* p = nullptr;
+  cudaError_t e = Pinned ? cudaMallocHost(&p, bytes ? bytes : 1) : cudaMalloc(&p, bytes ? bytes : 1);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return e;
+  }
+  p_ = static_cast<unsigned char*>(p);
+  n_ = bytes;
+  return cudaSuccess;
+}
+
+template <bool Pinned>
 void Buffer<Pinned>::reset() {
   if (p_) {
     if (Pinned) cudaFreeHost(p_);
@@ -54,7 +68,7 @@ Stream::~Stream() {
   if (s_) cudaStreamDestroy(s_);
 }
 
-Event::Event() { GT_CUDA_CHECK(cudaEventCreate(&e_)); }
+Event::Event(unsigned flags) { GT_CUDA_CHECK(cudaEventCreateWithFlags(&e_, flags)); }
 Event::~Event() {
   if (e_) cudaEventDestroy(e_);
 }

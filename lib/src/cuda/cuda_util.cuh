@@ -43,6 +43,9 @@ class Buffer {
   }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
+  // Allocates without throwing (the streaming engine shrinks its tiles when
+  // memory runs out): the CUDA error, cudaSuccess when the buffer holds `bytes`.
+  cudaError_t try_allocate(std::size_t bytes);
   unsigned char* get() const { return p_; }
   std::size_t size() const { return n_; }
   void reset();
@@ -68,7 +71,9 @@ class Stream {
 
 class Event {
  public:
-  Event();
+  // cudaEventDefault, or e.g. cudaEventBlockingSync for an event a host
+  // thread waits on without spinning a core.
+  explicit Event(unsigned flags = 0);
   ~Event();
   Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
   Event& operator=(Event&&) = delete;

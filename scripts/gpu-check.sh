@@ -2,8 +2,8 @@
 # The GPU check: the one command the team runs on the device machine.
 #
 #   scripts/gpu-check.sh [STEP...]
-#     STEP: build tests sanitize host cpubench bench engine tune
-#     (default: build tests sanitize host cpubench bench engine)
+#     STEP: build tests sanitize host cpubench bench engine hostbench files big tune
+#     (default: build tests sanitize host cpubench bench engine hostbench files)
 #
 # build     configure (Release, Ninja) and build everything (gt_device_tests first)
 # tests     the whole device suite (log: tests.log)
@@ -12,6 +12,12 @@
 # cpubench  gtranspose --bench --engine cpu on the 1 GiB shapes, all cores (issue 3's target)
 # bench     gtranspose --bench --kernel all on the 1 GiB shapes, one JSON per dtype, if the CLI built
 # engine    a 2 GiB raw file transposed file to file by --engine cuda and cpu, beside cp + sync
+# hostbench gtranspose --bench-host: 16 GiB f32 host to host (pinned, pageable), device budget 2 GiB,
+#           beside pinned H2D/D2H at once (GT_HOSTBENCH_SHAPE to change the size)
+# files     scripts/bench-files.sh: 8 GiB raw, HDF5 (contiguous, chunked), the h5py loop, in place,
+#           each beside cp + sync (GT_FILES_MIB, GT_FILES_DIR, GT_FILES_REPS)
+# big       once: a square f32 matrix larger than the GPU's memory (GT_BIG_N, default 155000:
+#           89.5 GiB) transposed in place in host memory through the GPU, verified
 # tune      the DISABLED_Tune timing harness (GT_TUNE_* variables pass through; log: tune.log)
 #
 # Environment: GT_BUILD_DIR (default /tmp/b), GT_JOBS (16), GT_TUNE_FILTER (a gtest
@@ -29,7 +35,7 @@ B=${GT_BUILD_DIR:-/tmp/b}
 JOBS=${GT_JOBS:-16}
 mkdir -p "$OUT"
 STEPS=("$@")
-[ ${#STEPS[@]} -eq 0 ] && STEPS=(build tests sanitize host cpubench bench engine)
+[ ${#STEPS[@]} -eq 0 ] && STEPS=(build tests sanitize host cpubench bench engine hostbench files)
 
 SUMMARY=()
 STATUS=0
@@ -204,6 +210,53 @@ if has_step engine; then
     rm -rf "$W"
   else
     record engine skipped "no $CLI or $GEN"
+  fi
+fi
+
+if has_step hostbench; then
+  if [ -x "$CLI" ]; then
+    t0=$(date +%s)
+    shape=${GT_HOSTBENCH_SHAPE:-65536x65536}
+    if "$CLI" --bench-host --shape "$shape" --dtype f32 --device-mem 2G --reps 3 --warmup 1 \
+        --json "$OUT/hostbench.json" >"$OUT/hostbench.log" 2>&1; then
+      line=$(grep -E '^ *stream pinned' "$OUT/hostbench.log" | head -1 | tr -s ' ')
+      record hostbench ok "$shape f32 in $(secs "$t0") s: ${line:-see hostbench.log}"
+    else
+      record hostbench FAIL "see hostbench.log"
+    fi
+    cat "$OUT/hostbench.log"
+  else
+    record hostbench skipped "no $CLI"
+  fi
+fi
+
+if has_step files; then
+  if [ -x "$CLI" ] && [ -x "$GEN" ]; then
+    t0=$(date +%s)
+    if GT_PYTHON=/usr/bin/python3 scripts/bench-files.sh "$B" "$OUT" >"$OUT/files-run.log" 2>&1; then
+      record files ok "in $(secs "$t0") s: $(grep -c RESULT "$OUT/files-run.log") cases, see files.json"
+    else
+      record files FAIL "see files-run.log"
+    fi
+    grep RESULT "$OUT/files-run.log"
+  else
+    record files skipped "no $CLI or $GEN"
+  fi
+fi
+
+if has_step big; then
+  if [ -x "$CLI" ]; then
+    t0=$(date +%s)
+    n=${GT_BIG_N:-155000}
+    if "$CLI" --bench-host --shape "${n}x${n}" --dtype f32 --host-modes inplace-pageable --reps 1 --warmup 0 \
+        --json "$OUT/big.json" >"$OUT/big.log" 2>&1; then
+      record big ok "${n}x${n} f32 in place in host memory, $(secs "$t0") s: see big.log"
+    else
+      record big FAIL "see big.log"
+    fi
+    cat "$OUT/big.log"
+  else
+    record big skipped "no $CLI"
   fi
 fi
 

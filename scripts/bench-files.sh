@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# File-to-file and in-place figures of the streaming engine, each beside
+# `cp` of the same file followed by `sync` (the floor: every byte read and
+# written once), measured in the same run, alternating so that drift in the
+# disk's speed hits both.
+#
+#   scripts/bench-files.sh BUILD_DIR OUT_DIR [CASE...]
+#     CASE: raw h5 h5chunked inplace h5py   (default: all)
+#
+# Environment: GT_FILES_MIB (matrix size, default 8192), GT_FILES_ENGINE (default cuda), GT_FILES_DIR (work
+# folder on the disk being measured, default /tmp/gt-files), GT_FILES_REPS
+# (timed runs of each side, default 2; the best of each side is compared).
+# Every output is verified with gt-gen. Results: OUT_DIR/files.json (one
+# object per case) and files.log; each run's report as files-*.json.
+set -u
+B=$1
+OUT=$2
+shift 2
+CASES=("$@")
+[ ${#CASES[@]} -eq 0 ] && CASES=(raw h5 h5chunked inplace h5py)
+CLI=$B/gtranspose
+GEN=$B/gt-gen
+MIB=${GT_FILES_MIB:-8192}
+ENGINE=${GT_FILES_ENGINE:-cuda}
+REPS=${GT_FILES_REPS:-2}
+W=${GT_FILES_DIR:-/tmp/gt-files}
+PY=${GT_PYTHON:-python3}
+HERE=$(cd "$(dirname "$0")" && pwd)
+LOG=$OUT/files.log
+JSON=$OUT/files.json
+rm -rf "$W" && mkdir -p "$W" "$OUT"
+: >"$LOG"
+echo "[" >"$JSON"
+FIRST=1
+{ echo "== $(date -u +%FT%TZ) files benchmark, $MIB MiB, work folder $W"; df -h "$W"; free -g; } >>"$LOG" 2>&1
+
+now() { date +%s.%N; }
+since() { awk "BEGIN{printf \"%.3f\", $(now) - $1}"; }
+has() { local c; for c in "${CASES[@]}"; do [ "$c" = "$1" ] && return 0; done; return 1; }
+minof() { printf '%s\n' "$@" | sort -g | head -1; }
+
+# cp + sync of FILE: seconds.
+cp_sync() {
+  sync
+  local t
+  t=$(now)
+  cp "$1" "$W/copy.bin" && sync
+  since "$t"
+  rm -f "$W/copy.bin"
+  sync
+}
+
+# Runs the CLI (arguments after the label), then sync: seconds; the report goes to files-LABEL.json.
+gt_run() {
+  local label=$1
+  shift
+  sync
+  local t
+  t=$(now)
+  if ! "$CLI" "$@" --json "$OUT/files-$label.json" >>"$LOG" 2>&1; then
+    echo "FAILED: $CLI $*" >>"$LOG"
+    echo "nan"
+    return
+  fi
+  sync
+  since "$t"
+}
+
+emit() {  # case, ours (best), cp (best), extra json
+  local ratio
+  ratio=$(awk "BEGIN{ if ($3 > 0 && \"$2\" != \"nan\") printf \"%.3f\", $2 / $3; else print \"null\" }")
+  [ $FIRST -eq 1 ] || echo "," >>"$JSON"
+  FIRST=0
+  printf '  {"case": "%s", "mib": %s, "seconds": %s, "cp_sync_seconds": %s, "ratio_to_cp_sync": %s%s}' \
+    "$1" "$MIB" "${2/nan/null}" "$3" "$ratio" "${4:-}" >>"$JSON"
+  echo "RESULT $1: ${2} s vs cp+sync ${3} s -> ${ratio}x ${4:-}" | tee -a "$LOG"
+}
+
+# A rows x cols f32 matrix of MIB MiB (32768 rows when it is large enough).
+ROWS=$(( MIB >= 4096 ? 32768 : 4096 ))
+COLS=$((MIB * 1024 * 1024 / 4 / ROWS))
+SHAPE=${ROWS}x${COLS}
+TSHAPE=${COLS}x${ROWS}
+
+if has raw; then
+  "$GEN" "$W/in.raw" --shape "$SHAPE" --dtype f32 --seed 3 -q >>"$LOG" 2>&1
+  cps=() ours=()
+  for i in $(seq "$REPS"); do
+    cps+=("$(cp_sync "$W/in.raw")")
+    ours+=("$(gt_run raw-$ENGINE-$i "$W/in.raw" "$W/out.raw" --shape "$SHAPE" --dtype f32 --engine "$ENGINE" --force)")
+  done
+  ok=$("$GEN" --verify "$W/out.raw" --transposed --seed 3 --shape "$TSHAPE" --dtype f32 -q >>"$LOG" 2>&1 && echo true || echo false)
+  cpu=$(gt_run raw-cpu "$W/in.raw" "$W/out.raw" --shape "$SHAPE" --dtype f32 --engine cpu --force)
+  emit raw-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"verified\": $ok, \"runs\": [${ours[*]}], \"cp_runs\": [${cps[*]}], \"cpu_engine_seconds\": $cpu"
+  rm -f "$W/in.raw" "$W/out.raw"
+fi
+
+if has h5 || has h5chunked || has h5py; then
+  "$GEN" "$W/in.h5" --shape "$SHAPE" --dtype f32 --seed 4 -q >>"$LOG" 2>&1
+  if has h5; then
+    cps=() ours=()
+    for i in $(seq "$REPS"); do
+      cps+=("$(cp_sync "$W/in.h5")")
+      ours+=("$(gt_run h5-$ENGINE-$i "$W/in.h5" "$W/out.h5" --engine "$ENGINE" --force)")
+    done
+    ok=$("$GEN" --verify "$W/out.h5" --transposed --seed 4 -q >>"$LOG" 2>&1 && echo true || echo false)
+    emit h5-contiguous-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"verified\": $ok, \"runs\": [${ours[*]}]"
+    rm -f "$W/out.h5"
+  fi
+  if has h5py; then
+    cp_s=$(cp_sync "$W/in.h5")
+    loop_s=$("$PY" "$HERE/h5py_loop.py" "$W/in.h5" "$W/loop.h5" 2>>"$LOG" || echo nan)
+    ok=$("$GEN" --verify "$W/loop.h5" --transposed --seed 4 -q >>"$LOG" 2>&1 && echo true || echo false)
+    rm -f "$W/loop.h5"
+    ours=$(gt_run h5py-peer-$ENGINE "$W/in.h5" "$W/out.h5" --engine "$ENGINE" --force)
+    speedup=$(awk "BEGIN{ if (\"$loop_s\" != \"nan\" && $ours > 0) printf \"%.2f\", $loop_s / $ours; else print \"null\" }")
+    emit h5py-loop "$loop_s" "$cp_s" ", \"verified\": $ok, \"gtranspose_seconds\": $ours, \"gtranspose_speedup\": $speedup"
+    rm -f "$W/out.h5"
+  fi
+  if has h5chunked; then
+    "$PY" "$HERE/h5py_loop.py" --chunk "$W/in.h5" "$W/inc.h5" 1024 1024 >>"$LOG" 2>&1
+    rm -f "$W/in.h5"
+    cps=() ours=()
+    for i in $(seq "$REPS"); do
+      cps+=("$(cp_sync "$W/inc.h5")")
+      ours+=("$(gt_run h5c-$ENGINE-$i "$W/inc.h5" "$W/out.h5" --engine "$ENGINE" --force)")
+    done
+    ok=$("$GEN" --verify "$W/out.h5" --transposed --seed 4 -q >>"$LOG" 2>&1 && echo true || echo false)
+    emit h5-chunked-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"verified\": $ok, \"runs\": [${ours[*]}]"
+    rm -f "$W/out.h5" "$W/inc.h5"
+  fi
+  rm -f "$W/in.h5"
+fi
+
+if has inplace; then
+  # The largest multiple of 64 whose square of f32 fits MIB MiB.
+  N=$(awk "BEGIN{ n = int(sqrt($MIB * 1048576 / 4) / 64) * 64; print n }")
+  "$GEN" "$W/sq.raw" --shape "${N}x${N}" --dtype f32 --seed 5 -q >>"$LOG" 2>&1
+  cps=() ours=()
+  for i in $(seq "$REPS"); do
+    cps+=("$(cp_sync "$W/sq.raw")")
+    ours+=("$(gt_run inplace-$ENGINE-$i "$W/sq.raw" --in-place --shape "${N}x${N}" --dtype f32 --engine "$ENGINE")")
+  done
+  # An even number of in-place runs leaves the original: verify after one more.
+  odd=$(( REPS % 2 ))
+  if [ $odd -eq 1 ]; then
+    ok=$("$GEN" --verify "$W/sq.raw" --transposed --seed 5 --shape "${N}x${N}" --dtype f32 -q >>"$LOG" 2>&1 && echo true || echo false)
+  else
+    ok=$("$GEN" --verify "$W/sq.raw" --seed 5 --shape "${N}x${N}" --dtype f32 -q >>"$LOG" 2>&1 && echo true || echo false)
+  fi
+  cpu=$(gt_run inplace-cpu "$W/sq.raw" --in-place --shape "${N}x${N}" --dtype f32 --engine cpu)
+  emit inplace-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"n\": $N, \"verified\": $ok, \"runs\": [${ours[*]}], \"cp_runs\": [${cps[*]}], \"cpu_engine_seconds\": $cpu"
+  rm -f "$W/sq.raw"
+fi
+
+echo "" >>"$JSON"
+echo "]" >>"$JSON"
+rm -rf "$W"

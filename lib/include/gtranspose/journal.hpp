@@ -60,6 +60,9 @@ class InplaceWriter {
   virtual void finish(InplaceMatrix& m) = 0;
   // The bytes the journal wrote (0 for the plain writer), for the report.
   virtual std::uint64_t journal_bytes() const { return 0; }
+  // Seconds spent writing and syncing the journal itself (not the matrix),
+  // for the report's "journal" stage.
+  virtual double journal_seconds() const { return 0; }
 };
 
 // Writes straight to the matrix; finish() flushes it.
@@ -73,12 +76,17 @@ enum class ResumeMode {
   resume,  // a journal must exist (gt::Error(usage) if none); recover, then go on
 };
 
-// Opens the journal for matrix `m` at location spec `spec`. fresh: creates it
-// when the engine calls begin(). resume: checks that the journal belongs to
-// this matrix (shape, element size, file identity), finishes the interrupted
-// batch on the CPU, and reports through required_block()/first_pair() where
-// the engine goes on. Throws gt::Error(input) for a journal that does not
-// match the matrix or is damaged beyond the last complete batch.
-std::unique_ptr<InplaceWriter> open_inplace_journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mode);
+// Opens the journal of matrix `m`, whose file is `matrix_path` (for HDF5 the
+// .h5 file; the dataset comes from m.location()). fresh: creates the journal
+// when the engine calls begin() (header durable before the engine's first
+// write) and removes it in finish(). resume: checks that the journal belongs
+// to this matrix (shape, element size, file identity, dataset), finishes the
+// interrupted batch on the CPU, and reports through required_block() and
+// first_pair() where the engine goes on. `host_mem` bounds the buffers
+// recovery uses (0: 64 MiB); they are freed before this returns.
+// Throws gt::Error(input) for a journal that does not match the matrix or is
+// damaged beyond the last complete batch; the matrix is then untouched.
+std::unique_ptr<InplaceWriter> open_inplace_journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mode,
+                                                    std::uint64_t host_mem = 0);
 
 }  // namespace gt

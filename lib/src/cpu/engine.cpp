@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "cpu/engine_detail.hpp"
@@ -12,6 +14,7 @@
 #include "cpu/thread_pool.hpp"
 #include "gtranspose/cpu_transpose.hpp"
 #include "gtranspose/error.hpp"
+#include "gtranspose/journal.hpp"
 #include "gtranspose/planner.hpp"
 #include "gtranspose/sizes.hpp"
 
@@ -125,6 +128,43 @@ RunReport run_cpu_impl(Source& src, Sink& dst, const RunOptions& opts, EngineSta
   return r;
 }
 
+namespace {
+
+// The matrix as the in-place writer sees it: every call takes the engine's
+// I/O lock, so the reader thread may read the next pair while the writer
+// waits on the journal's syncs, and never while the matrix is written.
+class LockedMatrix final : public InplaceMatrix {
+ public:
+  LockedMatrix(InplaceMatrix& m, std::mutex& mu) : m_(m), mu_(mu) {}
+  const MatrixInfo& info() const override { return m_.info(); }
+  const Location& location() const override { return m_.location(); }
+  void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+            std::uint64_t ld) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    m_.read(r0, c0, h, w, dst, ld);
+  }
+  void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
+             std::uint64_t ld) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    m_.write(r0, c0, h, w, src, ld);
+  }
+  void flush() override {
+    std::lock_guard<std::mutex> lk(mu_);
+    m_.flush();
+  }
+  std::uint64_t reserved_bytes() const override { return m_.reserved_bytes(); }
+  std::string describe() const override { return m_.describe(); }
+
+ private:
+  InplaceMatrix& m_;
+  std::mutex& mu_;
+};
+
+// "<n>M", rounded up: a value the user can pass to --host-mem.
+std::string mib_text(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + "M"; }
+
+}  // namespace
+
 RunReport run_cpu_inplace_impl(InplaceMatrix& m, const RunOptions& opts, EngineStats* stats) {
   const auto t_start = Clock::now();
   const MatrixInfo& info = m.info();
@@ -136,13 +176,29 @@ RunReport run_cpu_inplace_impl(InplaceMatrix& m, const RunOptions& opts, EngineS
   const std::uint64_t n = info.shape.rows;
   const std::uint64_t budget = host_budget(opts);
   const std::uint64_t tile_bytes = tile_bytes_for(budget, kInplaceBuffers, opts.chunk_elems);
-  const InplacePlan plan(n, es, tile_bytes, opts.chunk_elems);
+
+  // Every pair goes through the writer: the job's journal, or straight to the matrix.
+  std::unique_ptr<InplaceWriter> plain;
+  InplaceWriter* writer = opts.writer;
+  if (!writer) {
+    plain = plain_inplace_writer();
+    writer = plain.get();
+  }
+  // A resumed run keeps the tiles its journal was written with.
+  const std::uint64_t kept = writer->required_block();
+  const InplacePlan plan = kept ? InplacePlan::with_block(n, kept) : InplacePlan(n, es, tile_bytes, opts.chunk_elems);
 
   const int slots = plan.count() > 1 ? 2 : 1;
   const std::uint64_t b = plan.block();
   const std::size_t tile_buf = std::size_t(b * b * es);
   // Only edge pairs, whose tiles are not square, need the scratch tile.
   const bool ragged = n % b != 0 && plan.tiles_per_side() > 1;
+  const int buffers = 2 * slots + (ragged ? 1 : 0);
+  if (kept && std::uint64_t(buffers) * tile_buf > budget)
+    throw Error(ErrorKind::usage, "the journal of " + m.describe() + " was written with " + std::to_string(b) + "x" +
+                                      std::to_string(b) + " tiles, which need --host-mem " +
+                                      mib_text(std::uint64_t(buffers) * tile_buf) + " or more: rerun with --resume --host-mem " +
+                                      mib_text(std::uint64_t(buffers) * tile_buf));
   std::vector<HostBuffer> a_buf, b_buf;
   for (int s = 0; s < slots; ++s) {
     a_buf.emplace_back(tile_buf);
@@ -150,7 +206,7 @@ RunReport run_cpu_inplace_impl(InplaceMatrix& m, const RunOptions& opts, EngineS
   }
   HostBuffer scratch(ragged ? tile_buf : 0);
   if (stats) {
-    stats->buffers = 2 * slots + (ragged ? 1 : 0);
+    stats->buffers = buffers;
     stats->buffer_bytes = std::uint64_t(stats->buffers) * tile_buf;
     stats->tile_bytes = tile_bytes;
   }
@@ -162,25 +218,32 @@ RunReport run_cpu_inplace_impl(InplaceMatrix& m, const RunOptions& opts, EngineS
   double t_read = 0, t_tr = 0, t_write = 0;
   std::uint64_t read_bytes = 0, write_bytes = 0, done = 0;
   const std::uint64_t total = r.bytes;
+  const auto pair_bytes = [&](const TilePair& p) { return (p.diagonal() ? 1 : 2) * p.a.elems() * es; };
+  // A resumed run starts after the pairs its journal says are done.
+  const std::uint64_t first = writer->first_pair();
+  for (std::uint64_t k = 0; k < first; ++k) done += pair_bytes(plan.pair(k));
   // The matrix is one object read and written from two threads: take turns.
   std::mutex io_mu;
+  LockedMatrix locked(m, io_mu);
+  writer->begin(plan);
 
   // Pair k = tile A (rows i, cols j) and its mirror B. After the work stage
   // a_buf holds transpose(B), which goes where A was (h x w, ld w), and
   // b_buf holds transpose(A), which goes where B was (w x h, ld h).
+  std::vector<PairWrite> batch(1);
   Pipeline::run(
-      plan.count(), slots,
+      plan.count() - first, slots,
       [&](std::uint64_t k, int s) {
-        const TilePair p = plan.pair(k);
+        const TilePair p = plan.pair(first + k);
         std::lock_guard<std::mutex> lk(io_mu);
         timed(t_read, [&] {
           m.read(p.a.r0, p.a.c0, p.a.h, p.a.w, a_buf[s].data(), p.a.w);
           if (!p.diagonal()) m.read(p.b.r0, p.b.c0, p.b.h, p.b.w, b_buf[s].data(), p.b.w);
         });
-        read_bytes += (p.diagonal() ? 1 : 2) * p.a.elems() * es;
+        read_bytes += pair_bytes(p);
       },
       [&](std::uint64_t k, int s) {
-        const TilePair p = plan.pair(k);
+        const TilePair p = plan.pair(first + k);
         const std::uint64_t h = p.a.h, w = p.a.w;
         timed(t_tr, [&] {
           if (p.diagonal()) {
@@ -197,25 +260,27 @@ RunReport run_cpu_inplace_impl(InplaceMatrix& m, const RunOptions& opts, EngineS
         });
       },
       [&](std::uint64_t k, int s) {
-        const TilePair p = plan.pair(k);
-        {
-          std::lock_guard<std::mutex> lk(io_mu);
-          timed(t_write, [&] {
-            m.write(p.a.r0, p.a.c0, p.a.h, p.a.w, a_buf[s].data(), p.a.w);
-            if (!p.diagonal()) m.write(p.b.r0, p.b.c0, p.b.h, p.b.w, b_buf[s].data(), p.b.w);
-          });
-        }
-        const std::uint64_t moved = (p.diagonal() ? 1 : 2) * p.a.elems() * es;
+        const TilePair p = plan.pair(first + k);
+        // On the diagonal the one tile, transposed in a_buf, goes back where it was.
+        PairWrite& pw = batch[0];
+        pw.index = first + k;
+        pw.pair = p;
+        pw.new_a = p.diagonal() ? nullptr : a_buf[s].data();
+        pw.new_b = p.diagonal() ? a_buf[s].data() : b_buf[s].data();
+        timed(t_write, [&] { writer->write_batch(locked, batch); });
+        const std::uint64_t moved = pair_bytes(p);
         write_bytes += moved;
         done += moved;
         if (opts.progress) opts.progress(done, total);
       },
       [&] { check_cancel(opts); });
-  timed(t_write, [&] { m.flush(); });
+  timed(t_write, [&] { writer->finish(m); });
 
   r.stage("read") = {"read", t_read, read_bytes};
   r.stage("transpose") = {"transpose", t_tr, total};
   r.stage("write") = {"write", t_write, write_bytes};
+  // The journal's own writes and syncs happen inside the write stage.
+  if (writer->journal_bytes()) r.stage("journal") = {"journal", writer->journal_seconds(), writer->journal_bytes()};
   r.wall_s = seconds_since(t_start);
   r.host_mem_peak = peak_rss_bytes();
   return r;

@@ -105,14 +105,17 @@ int main(int argc, char** argv) {
       "Formats by extension: .h5/.hdf5 (FILE.h5:/group/dataset), .npy, anything else raw (needs --shape, --dtype).",
       "gtranspose"};
   std::string in, out, shape, dtype, engine = "auto", kernel = "auto", json, host_mem, device_mem, chunk;
-  bool in_place = false, force = false, quiet = false, list = false, bench = false, no_peers = false, sweep = false,
-       version = false;
+  bool in_place = false, resume = false, force = false, quiet = false, list = false, bench = false, no_peers = false,
+       sweep = false, version = false;
   int threads = 0, streams = 0, reps = 50, warmup = 5;
   std::uint64_t seed = 12345;
 
   app.add_option("IN", in, "input matrix (FILE, FILE.h5:/dataset)");
   app.add_option("OUT", out, "output matrix, written under a temporary name and renamed when complete");
   app.add_flag("--in-place", in_place, "transpose a square matrix inside its own file");
+  app.add_flag("--resume", resume,
+               "with --in-place: finish a run that was interrupted (killed, power loss) from the journal "
+               "FILE.gtjournal it left beside the file");
   app.add_option("--shape", shape, "ROWSxCOLS of a raw input (or of the --bench matrix)");
   app.add_option("--dtype", dtype, "element type of a raw input or of --bench: " + gt::dtype_names());
   app.add_option("--engine", engine, "auto (cuda where a GPU exists, else cpu), cuda or cpu");
@@ -213,6 +216,7 @@ int main(int argc, char** argv) {
     job.input = in;
     job.output = out;
     job.in_place = in_place;
+    job.resume = resume;
     if (!shape.empty()) job.open.shape = gt::parse_shape(shape);
     job.open.dtype = dt;
     job.sink.force = force;
@@ -228,7 +232,8 @@ int main(int argc, char** argv) {
 
     gt::install_cleanup_handlers();
     gt::set_interrupt_message(in_place ? "\ngtranspose: interrupted: " + in +
-                                             " is left partly transposed (in-place runs cannot be resumed yet)"
+                                             " is left partly transposed; its journal lets the same command with "
+                                             "--resume finish it"
                                        : std::string("\ngtranspose: interrupted: partial output removed"));
     gt::RunReport r = gt::run_job(job);
     progress.clear();

@@ -17,6 +17,9 @@ struct JobOptions {
   std::string input;
   std::string output;  // empty with in_place
   bool in_place = false;
+  // In place: finish a run that was interrupted (its journal, journal.hpp,
+  // lies beside the file). Without it, a file with a journal is refused.
+  bool resume = false;
   OpenOptions open;    // --shape / --dtype (raw)
   SinkOptions sink;    // --force
   EngineChoice engine = EngineChoice::automatic;
@@ -32,7 +35,9 @@ struct EngineDecision {
 EngineDecision decide_engine(EngineChoice requested);
 
 // Runs the job. Throws gt::Error; on any failure the input is untouched
-// (out of place) and no output exists under the final name.
+// (out of place) and no output exists under the final name. In place on a
+// file, the engine writes through a journal (journal.hpp): a run stopped at
+// any point leaves the journal, and the same job with `resume` finishes it.
 RunReport run_job(const JobOptions& opts);
 
 }  // namespace gt

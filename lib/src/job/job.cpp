@@ -6,6 +6,7 @@
 
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/error.hpp"
+#include "gtranspose/journal.hpp"
 #include "gtranspose/sizes.hpp"
 
 namespace gt {
@@ -35,6 +36,8 @@ void check_request(const JobOptions& o) {
     throw Error(ErrorKind::usage, "--in-place takes no output file: drop OUT, or drop --in-place");
   if (!o.in_place && o.output.empty())
     throw Error(ErrorKind::usage, "no output given: gtranspose IN OUT, or gtranspose IN --in-place for a square matrix");
+  if (o.resume && !o.in_place)
+    throw Error(ErrorKind::usage, "--resume finishes an interrupted --in-place run: add --in-place, or drop --resume");
   if (!o.in_place && same_file(o.input, o.output))
     throw Error(ErrorKind::usage, "OUT is the same file as IN: name another output, or use --in-place (square matrices)");
 }
@@ -67,9 +70,36 @@ RunReport run_job(const JobOptions& opts) {
     auto m = open_inplace(opts.input, opts.open);
     const std::uint64_t host_mem = run.host_mem;
     run.host_mem = engine_budget(host_mem, m->reserved_bytes(), m->describe());
-    report = engine.engine == EngineChoice::cuda ? run_cuda_inplace(*m, run) : run_cpu_inplace(*m, run);
+    // The engine writes through the journal beside the file (unless the
+    // caller brought its own writer); with --resume, opening it finishes
+    // the interrupted batch first.
+    const std::string file = m->location().path;
+    std::unique_ptr<InplaceWriter> journal;
+    if (!run.writer) {
+      journal = open_inplace_journal(*m, file, opts.resume ? ResumeMode::resume : ResumeMode::fresh, run.host_mem);
+      run.writer = journal.get();
+    }
+    try {
+      report = engine.engine == EngineChoice::cuda ? run_cuda_inplace(*m, run) : run_cpu_inplace(*m, run);
+    } catch (const Error& e) {
+      // A run that stopped after it began writing leaves its journal: say
+      // how to finish (the matrix is partly transposed until then).
+      const std::string jp = journal_path(file);
+      struct stat st {};
+      if (journal && e.kind() != ErrorKind::usage && ::lstat(jp.c_str(), &st) == 0)
+        throw Error(e.kind(), std::string(e.what()) + " (" + file + " is partly transposed: its journal " + jp +
+                                  " lets the same command with --resume finish it)");
+      throw;
+    }
     note_reserved(report, host_mem, m->reserved_bytes());
     report.input = report.output = m->describe();
+    if (journal) {
+      if (journal->journal_bytes() && report.stage("journal").bytes == 0)
+        report.stage("journal") = {"journal", journal->journal_seconds(), journal->journal_bytes()};
+      if (journal->first_pair())
+        report.notes.push_back("resumed from the journal: " + std::to_string(journal->first_pair()) + " of " +
+                               std::to_string(report.tiles) + " tile pairs were done before");
+    }
   } else {
     auto src = open_source(opts.input, opts.open);
     const std::uint64_t host_mem = run.host_mem;

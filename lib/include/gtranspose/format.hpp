@@ -86,6 +86,10 @@ class Sink {
   // sync_file_range), which overlaps the disk with the rest of the run and
   // leaves less for commit()'s fsync. Default: nothing.
   virtual void rows_complete(std::uint64_t r0, std::uint64_t h) { (void)r0, (void)h; }
+  // Host memory the sink holds by itself while it is written (a chunked HDF5
+  // output's chunk cache and the compressed copy of the chunk being stored):
+  // like Source::reserved_bytes, the job takes it out of --host-mem.
+  virtual std::uint64_t reserved_bytes() const { return 0; }
   virtual const HostView* host_view() const { return nullptr; }
   virtual std::string describe() const = 0;
 };

@@ -2,8 +2,8 @@
 //
 // Data of a contiguous, unfiltered dataset lies as one row-major run in the
 // file: it moves with pread/pwrite at H5Dget_offset(), outside HDF5's global
-// lock, so a reader and a writer thread overlap. Chunked and compressed
-// datasets go through H5Dread/H5Dwrite with hyperslabs.
+// lock, so several reader and writer threads overlap. Chunked and compressed
+// datasets go through H5Dread/H5Dwrite with hyperslabs, one thread at a time.
 #include <hdf5.h>
 
 #include <exception>
@@ -507,6 +507,9 @@ class Hdf5Source final : public Source {
   }
   Shape preferred_block() const override { return d_.chunk; }
   std::uint64_t reserved_bytes() const override { return d_.reserved; }
+  // Only the pread path never enters HDF5 (whose global lock serialises
+  // every call, and whose library is not thread-safe without it).
+  bool concurrent_reads() const override { return bool(d_.fd); }
   std::string describe() const override {
     return "HDF5 dataset " + d_.loc.dataset + " (" + d_.type_desc + ", " + to_string(d_.info.shape) + ") in " +
            d_.loc.path;
@@ -536,6 +539,7 @@ class Hdf5Inplace final : public InplaceMatrix {
   }
   void flush() override { d_.flush(); }
   std::uint64_t reserved_bytes() const override { return d_.reserved; }
+  bool concurrent_io() const override { return bool(d_.fd); }  // pread/pwrite only, never HDF5
   std::string describe() const override {
     return "HDF5 dataset " + d_.loc.dataset + " (" + d_.type_desc + ", " + to_string(d_.info.shape) + ") in " +
            d_.loc.path + ", in place";
@@ -661,6 +665,13 @@ class Hdf5Sink final : public Sink {
     check_rect(info_.shape, r0, c0, h, w, ld, loc_.path);
     if (h == 0 || w == 0) return;
     Dataset::hyperslab_io(dset_.get(), type_.get(), true, r0, c0, h, w, const_cast<void*>(src), ld, what());
+  }
+
+  // The contiguous output is written by pwrite alone, never through HDF5.
+  bool concurrent_writes() const override { return bool(fd_); }
+  // Its rows [r0, r0+h) are one run of the file.
+  void rows_complete(std::uint64_t r0, std::uint64_t h) override {
+    if (fd_) plain_.start_writeback(r0, h);
   }
 
   void commit() override {

@@ -192,6 +192,18 @@ void preallocate(int fd, std::uint64_t size, const std::string& name) {
                                    std::strerror(errno));
 }
 
+void start_writeback(int fd, std::uint64_t off, std::uint64_t len, const std::string& name) {
+  if (len == 0) return;
+  int rc;
+  do {
+    rc = ::sync_file_range(fd, off_t(off), off_t(len), SYNC_FILE_RANGE_WRITE);
+  } while (rc != 0 && errno == EINTR);
+  // Not every file system or kernel starts write-back on request (EINVAL),
+  // and a pipe cannot (ESPIPE): the closing fsync does all the work there.
+  if (rc == 0 || errno == EINVAL || errno == ESPIPE || errno == ENOSYS) return;
+  throw_errno(ErrorKind::io, "cannot write " + name + " back to disk at byte " + std::to_string(off));
+}
+
 void reserve_keep_size(int fd, std::uint64_t off, std::uint64_t len, const std::string& name) {
   if (len == 0 || !g_preallocate.load()) return;
   int rc;
@@ -281,6 +293,14 @@ void PlainMatrix::write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std
   }
 }
 
+void PlainMatrix::start_writeback(std::uint64_t r0, std::uint64_t h) const {
+  check_rect(logical, r0, 0, h, logical.cols, logical.cols, name);
+  // Only a sink's output is written back early, and sinks write C order.
+  if (h == 0 || mirrored) return;
+  const std::uint64_t off = element_offset(data_offset, r0, 0, logical.cols, elem_size);
+  fmt::start_writeback(fd, off, element_offset(0, h, 0, logical.cols, elem_size), name);
+}
+
 void PlainMatrix::read_stored(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
                               std::uint64_t ld) const {
   const std::uint64_t cols = mirrored ? logical.rows : logical.cols;
@@ -292,8 +312,11 @@ void PlainMatrix::read_stored(std::uint64_t r0, std::uint64_t c0, std::uint64_t 
     if (ld == w) return pread_full(fd, d, h * row_bytes, off, name);
     return preadv_rows(fd, d, h, row_bytes, ld * elem_size, off, name);
   }
-  for (std::uint64_t i = 0; i < h; ++i)
-    pread_full(fd, d + i * ld * elem_size, row_bytes, element_offset(data_offset, r0 + i, c0, cols, elem_size), name);
+  // Row by row: one pread each, the file offset stepping by a whole stored
+  // row. Checking the last row's end for overflow covers every row between.
+  element_offset(data_offset, r0 + h - 1, c0 + w, cols, elem_size);
+  const std::uint64_t file_stride = cols * elem_size, mem_stride = ld * elem_size;
+  for (std::uint64_t i = 0, o = off; i < h; ++i, o += file_stride) pread_full(fd, d + i * mem_stride, row_bytes, o, name);
 }
 
 void PlainMatrix::write_stored(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
@@ -306,8 +329,9 @@ void PlainMatrix::write_stored(std::uint64_t r0, std::uint64_t c0, std::uint64_t
     if (ld == w) return pwrite_full(fd, s, h * row_bytes, off, name);
     return pwritev_rows(fd, s, h, row_bytes, ld * elem_size, off, name);
   }
-  for (std::uint64_t i = 0; i < h; ++i)
-    pwrite_full(fd, s + i * ld * elem_size, row_bytes, element_offset(data_offset, r0 + i, c0, cols, elem_size), name);
+  element_offset(data_offset, r0 + h - 1, c0 + w, cols, elem_size);  // the last row's end: no overflow between
+  const std::uint64_t file_stride = cols * elem_size, mem_stride = ld * elem_size;
+  for (std::uint64_t i = 0, o = off; i < h; ++i, o += file_stride) pwrite_full(fd, s + i * mem_stride, row_bytes, o, name);
 }
 
 bool path_exists(const std::string& path) {

@@ -58,6 +58,12 @@ void pwrite_full(int fd, const void* buf, std::uint64_t n, std::uint64_t off, co
 // Reserves [0, size) for a new output so a full disk fails now rather than
 // midway; falls back to ftruncate where the file system cannot preallocate.
 void preallocate(int fd, std::uint64_t size, const std::string& name);
+// Starts the write-back of bytes [off, off+len) to disk and returns at once
+// (sync_file_range, SYNC_FILE_RANGE_WRITE): a hint that those bytes are
+// final, so the disk works while the run goes on and the closing fsync finds
+// less to do. Quietly does nothing where the file system or the kernel cannot
+// (EINVAL, ESPIPE, ENOSYS); any other failure is gt::Error(io).
+void start_writeback(int fd, std::uint64_t off, std::uint64_t len, const std::string& name);
 // Reserves blocks without changing the file size (for files another library
 // owns, such as HDF5's); silently does nothing where unsupported.
 void reserve_keep_size(int fd, std::uint64_t off, std::uint64_t len, const std::string& name);
@@ -79,6 +85,12 @@ struct PlainMatrix {
   void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst, std::uint64_t ld) const;
   void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
              std::uint64_t ld) const;
+  // start_writeback() of logical rows [r0, r0+h). A mirrored matrix stores
+  // them as columns, scattered over the whole file: nothing is done there.
+  void start_writeback(std::uint64_t r0, std::uint64_t h) const;
+
+  // read() and write() keep no state between calls (a Fortran-order bounce
+  // buffer belongs to one call), so several threads may call them at once.
 
  private:
   void read_stored(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,

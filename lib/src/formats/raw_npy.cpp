@@ -108,6 +108,8 @@ class PlainSource final : public Source {
             std::uint64_t ld) override {
     m_.read(r0, c0, h, w, dst, ld);
   }
+  // Positioned reads (pread) with no state shared between calls.
+  bool concurrent_reads() const override { return true; }
   std::string describe() const override {
     if (!npy_) return "raw file " + loc_.path + " (" + dtype_name(*o_.info.dtype) + ", " + to_string(o_.info.shape) + ")";
     return "NumPy file " + loc_.path + " ('" + o_.descr + "', " + to_string(o_.info.shape) +
@@ -146,6 +148,12 @@ class PlainSink final : public Sink {
     if (!fd_) throw Error(ErrorKind::internal, "write to " + m_.name + " after commit()");
     m_.write(r0, c0, h, w, src, ld);
   }
+  // Positioned writes (pwrite) with no state shared between calls.
+  bool concurrent_writes() const override { return true; }
+  // Sinks write C order, so output rows [r0, r0+h) are one run of the file.
+  void rows_complete(std::uint64_t r0, std::uint64_t h) override {
+    if (fd_) m_.start_writeback(r0, h);
+  }
   void commit() override {
     if (!fd_) return;
     sync_file(fd_.get(), m_.name, false);
@@ -179,6 +187,7 @@ class PlainInplace final : public InplaceMatrix {
     m_.write(r0, c0, h, w, src, ld);
   }
   void flush() override { sync_file(o_.fd.get(), loc_.path, true); }
+  bool concurrent_io() const override { return true; }  // pread/pwrite, nothing shared
   std::string describe() const override {
     return (loc_.format == Format::npy ? "NumPy file " : "raw file ") + loc_.path + " (" +
            type_text(o_.info, "'" + o_.descr + "'") + ", " + to_string(o_.info.shape) + ", in place)";

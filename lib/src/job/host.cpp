@@ -1,0 +1,127 @@
+// The host-memory API (host.hpp): checks the caller's arrays, wraps them as
+// memory Sources, Sinks and InplaceMatrices (memory.hpp) and runs the engine
+// the request resolves to, exactly as run_job does for files.
+#include "gtranspose/host.hpp"
+
+#include <cstdint>
+#include <string>
+
+#include "gtranspose/cuda.hpp"
+#include "gtranspose/error.hpp"
+#include "gtranspose/memory.hpp"
+
+namespace gt {
+namespace {
+
+[[noreturn]] void usage(const char* api, const std::string& what) {
+  throw Error(ErrorKind::usage, std::string(api) + ": " + what);
+}
+
+void check_common(const char* api, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size) {
+  if (rows == 0 || cols == 0)
+    usage(api, "the matrix is empty (" + to_string(Shape{rows, cols}) + "): rows and cols must be at least 1");
+  if (!supported_elem_size(elem_size))
+    usage(api, "unsupported element size " + std::to_string(elem_size) + " bytes (use 1, 2, 4, 8 or 16)");
+}
+
+// The address range [begin, end) the matrix touches; refuses one whose size
+// or end does not fit the address space (a wrong ld, rows or cols).
+struct Range {
+  std::uintptr_t begin = 0, end = 0;
+};
+Range range_of(const char* api, const char* name, const HostMatrix& m) {
+  std::uint64_t span = 0;
+  try {
+    span = host_matrix_span(m);
+  } catch (const Error&) {
+    usage(api, std::string("the ") + name + " matrix (" + to_string(m.shape) + ", ld " + std::to_string(m.ld) + ", " +
+                   std::to_string(m.elem_size) + "-byte elements) is larger than 64 bits can address");
+  }
+  const auto begin = reinterpret_cast<std::uintptr_t>(m.data);
+  if (span > UINTPTR_MAX - begin)
+    usage(api, std::string("the ") + name + " matrix (" + std::to_string(span) +
+                   " bytes) runs past the end of the address space");
+  return {begin, begin + span};
+}
+
+// Asks CUDA what memory the matrix lies in (only for the CUDA engine: the CPU
+// engine has no use for the answer, and asking starts a CUDA context). Pinned
+// means both the first and the last byte are: a registration covers one
+// contiguous range, so a matrix pinned at both ends is pinned throughout.
+HostMemoryKind memory_kind(const char* api, const char* name, const Range& r) {
+  const PointerKind first = cuda_pointer_kind(reinterpret_cast<const void*>(r.begin));
+  const PointerKind last = cuda_pointer_kind(reinterpret_cast<const void*>(r.end - 1));
+  if (first == PointerKind::device || last == PointerKind::device)
+    usage(api, std::string("the ") + name + " pointer is GPU memory: pass host memory (the library copies it to the "
+                                            "GPU and back itself)");
+  // Managed memory is host-accessible and staged like pageable memory.
+  return first == PointerKind::pinned_host && last == PointerKind::pinned_host ? HostMemoryKind::pinned
+                                                                                : HostMemoryKind::pageable;
+}
+
+void finish_report(RunReport& r, const std::string& input, const std::string& output, const EngineDecision& d) {
+  r.input = input;
+  r.output = output;
+  if (!d.note.empty()) r.notes.insert(r.notes.begin(), d.note);
+}
+
+}  // namespace
+
+RunReport transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                    const HostOptions& opts) {
+  const char* api = "gt::transpose";
+  if (!in) usage(api, "in is a null pointer");
+  if (!out) usage(api, "out is a null pointer");
+  check_common(api, rows, cols, elem_size);
+
+  // The input is rows x cols, the output its cols x rows transpose.
+  HostMatrix src{const_cast<void*>(in), {rows, cols}, elem_size, opts.ld_in ? opts.ld_in : cols};
+  HostMatrix dst{out, {cols, rows}, elem_size, opts.ld_out ? opts.ld_out : rows};
+  if (src.ld < cols)
+    usage(api, "ld_in " + std::to_string(src.ld) + " is less than a row of the input (" + std::to_string(cols) +
+                   " columns)");
+  if (dst.ld < rows)
+    usage(api, "ld_out " + std::to_string(dst.ld) + " is less than a row of the output (" + std::to_string(rows) +
+                   " columns: the output is " + to_string(dst.shape) + ")");
+  const Range ri = range_of(api, "input", src), ro = range_of(api, "output", dst);
+  // Whole ranges, first element to last: an interleaving of two strided
+  // matrices that share no element is refused too, which is the safe side.
+  if (ri.begin < ro.end && ro.begin < ri.end)
+    usage(api, "in and out overlap: give the output its own memory, or use gt::transpose_inplace for a square "
+               "matrix");
+
+  const EngineDecision engine = decide_engine(opts.engine);
+  if (engine.engine == EngineChoice::cuda) {
+    src.memory = memory_kind(api, "input", ri);
+    dst.memory = memory_kind(api, "output", ro);
+  }
+  auto source = memory_source(src);
+  auto sink = memory_sink(dst);
+  RunReport r = engine.engine == EngineChoice::cuda ? run_cuda(*source, *sink, opts.run)
+                                                    : run_cpu(*source, *sink, opts.run);
+  sink->commit();  // nothing to do for memory; kept so a sink is always committed
+  finish_report(r, source->describe(), sink->describe(), engine);
+  return r;
+}
+
+RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts) {
+  const char* api = "gt::transpose_inplace";
+  if (!data) usage(api, "data is a null pointer");
+  check_common(api, n, n, elem_size);
+  HostMatrix m{data, {n, n}, elem_size, opts.ld_in ? opts.ld_in : n};
+  if (m.ld < n) usage(api, "ld_in " + std::to_string(m.ld) + " is less than a row of the matrix (" + std::to_string(n) + ")");
+  if (opts.ld_out != 0 && opts.ld_out != m.ld)
+    usage(api, "ld_out " + std::to_string(opts.ld_out) + " differs from the matrix's leading dimension " +
+                   std::to_string(m.ld) + ": in place, ld_in is the only one (leave ld_out 0)");
+  const Range r = range_of(api, "in-place", m);
+
+  const EngineDecision engine = decide_engine(opts.engine);
+  if (engine.engine == EngineChoice::cuda) m.memory = memory_kind(api, "data", r);
+  auto matrix = memory_inplace(m);
+  RunReport rep = engine.engine == EngineChoice::cuda ? run_cuda_inplace(*matrix, opts.run)
+                                                      : run_cpu_inplace(*matrix, opts.run);
+  finish_report(rep, matrix->describe(), matrix->describe(), engine);
+  return rep;
+}
+
+}  // namespace gt

@@ -586,7 +586,8 @@ class Journal final : public InplaceWriter {
       for (std::uint64_t r = 0; r < b.h; r += rows) {
         const std::uint64_t h = std::min(rows, b.h - r);
         m.read(b.r0 + r, b.c0, h, b.w, in.data(), b.w);
-        cpu_transpose(in.data(), h, b.w, b.w, out.data(), h, es);
+        // One thread: recovery moves one batch, and a pool is not worth starting for it.
+        cpu_transpose(in.data(), h, b.w, b.w, out.data(), h, es, 1);
         m.write(a.r0, a.c0 + r, b.w, h, out.data(), h);
       }
       hit(Point::a_tile);

@@ -4,6 +4,12 @@
 // file: it moves with pread/pwrite at H5Dget_offset(), outside HDF5's global
 // lock, so several reader and writer threads overlap. Chunked and compressed
 // datasets go through H5Dread/H5Dwrite with hyperslabs, one thread at a time.
+//
+// The output of a chunked input is chunked too, with the transposed chunk
+// shape and the input's filters (gzip, shuffle, ...): the planner cuts tiles
+// in whole input chunks, so each output tile covers whole output chunks and
+// HDF5 compresses each once, never reading one back. Every other output is
+// contiguous and written by pwrite.
 #include <hdf5.h>
 
 #include <exception>
@@ -383,6 +389,19 @@ hid_t output_fapl() {
   return fapl;
 }
 
+// A chunk cache that holds one chunk of `chunk_bytes` and never more.
+// The preemption weight must stay below 1: at 1.0, HDF5 (1.10,
+// H5D__chunk_cache_prune) preempts only chunks read or written whole and
+// lets partly read or written ones pile up past the cache's size, without
+// bound (measured: tiles narrower than the chunks kept a whole band of
+// chunks resident, 75 where the cache was sized for one). Below 1, the one
+// cached chunk gives way to the next, whatever its state.
+Hid one_chunk_cache(std::uint64_t chunk_bytes) {
+  Hid dapl(H5Pcreate(H5P_DATASET_ACCESS));
+  H5Pset_chunk_cache(dapl.get(), 521, std::size_t(chunk_bytes), 0.75);
+  return dapl;
+}
+
 // --- an open dataset, shared by Source and InplaceMatrix -----------------------
 
 struct Dataset {
@@ -432,14 +451,17 @@ struct Dataset {
     if (layout == H5D_CHUNKED) {
       hsize_t cd[2] = {0, 0};
       if (H5Pget_chunk(dcpl.get(), 2, cd) == 2) chunk = {cd[0], cd[1]};
-      // A cache of exactly one chunk: tiles smaller than a chunk then reuse
-      // the chunk they share instead of decompressing it once per tile
-      // (HDF5's default cache is 1 MiB, smaller than most chunks). Its memory
-      // and the compressed copy read beside it count against --host-mem.
+      // A cache of exactly one chunk: consecutive tiles inside one chunk
+      // then reuse it instead of decompressing it once per tile (HDF5's
+      // default cache is 1 MiB, smaller than most chunks). Its memory and the
+      // compressed copy read beside it count against --host-mem.
       std::uint64_t chunk_bytes = 0;
       if (chunk.rows && !__builtin_mul_overflow(chunk.rows * chunk.cols, info.elem_size, &chunk_bytes)) {
-        Hid dapl(H5Pcreate(H5P_DATASET_ACCESS));
-        H5Pset_chunk_cache(dapl.get(), 521, std::size_t(chunk_bytes), 1.0);
+        Hid dapl = one_chunk_cache(chunk_bytes);
+        // Closed first: HDF5 shares one cache among the open handles of a
+        // dataset, sized by the first open, so a reopen beside it would keep
+        // the default 1 MiB cache and ignore this one.
+        dset.reset();
         dset = check(H5Dopen2(file.get(), loc.dataset.c_str(), dapl.get()), ErrorKind::input,
                      "cannot open " + what() + " with a chunk cache");
         reserved = chunk_bytes * (H5Pget_nfilters(dcpl.get()) > 0 ? 2 : 1);
@@ -583,6 +605,70 @@ herr_t copy_attribute(hid_t src, const char* name, const H5A_info_t*, void* data
   return guarded(ctx->err, [&] { return copy_one_attribute(src, name, ctx); });
 }
 
+// --- the output's layout --------------------------------------------------------
+
+// A chunked layout for the output, or (dcpl empty) contiguous with `note`
+// saying why a chunked input could not keep its chunks.
+struct OutputLayout {
+  Hid dcpl;
+  Shape chunk{0, 0};
+  int nfilters = 0;
+  std::string filters;  // "shuffle+deflate"
+  std::string note;
+};
+
+std::string filter_name(H5Z_filter_t id, const char* name) {
+  if (name && *name) return name;
+  return "filter " + std::to_string(id);
+}
+
+// The layout of the transpose of dataset `src`: chunked when `src` is, with
+// the transposed chunk shape (rb x cb in, cb x rb out) and the same filter
+// pipeline. A filter this HDF5 cannot encode with (a decode-only szip, a
+// plugin that is not installed) leaves the output contiguous, and says so.
+OutputLayout chunked_layout(hid_t src) {
+  OutputLayout out;
+  Hid in(H5Dget_create_plist(src));
+  hsize_t cd[2] = {0, 0};
+  if (!in || H5Pget_layout(in.get()) != H5D_CHUNKED || H5Pget_chunk(in.get(), 2, cd) != 2) {
+    H5Eclear2(H5E_DEFAULT);
+    return out;
+  }
+  auto contiguous = [&](const std::string& why) {
+    H5Eclear2(H5E_DEFAULT);
+    out.note = "contiguous: " + why;
+    return std::move(out);
+  };
+  const hsize_t tc[2] = {cd[1], cd[0]};
+  Hid dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  if (!dcpl || H5Pset_chunk(dcpl.get(), 2, tc) < 0)
+    return contiguous("HDF5 refused the chunk shape " + std::to_string(tc[0]) + "x" + std::to_string(tc[1]));
+  const int n = H5Pget_nfilters(in.get());
+  for (int i = 0; i < n; ++i) {
+    unsigned flags = 0, config = 0;
+    std::vector<unsigned> values(16);
+    std::size_t nv = values.size();
+    char name[256] = {};
+    H5Z_filter_t id = H5Pget_filter2(in.get(), unsigned(i), &flags, &nv, values.data(), sizeof name, name, &config);
+    if (id >= 0 && nv > values.size()) {
+      values.resize(nv);
+      id = H5Pget_filter2(in.get(), unsigned(i), &flags, &nv, values.data(), sizeof name, name, &config);
+    }
+    if (id < 0) return contiguous("cannot read filter " + std::to_string(i) + " of the input");
+    const std::string fname = filter_name(id, name);
+    unsigned info = 0;
+    if (H5Zfilter_avail(id) <= 0 || H5Zget_filter_info(id, &info) < 0 || !(info & H5Z_FILTER_CONFIG_ENCODE_ENABLED))
+      return contiguous("the input's filter '" + fname + "' (" + std::to_string(id) + ") cannot encode here");
+    if (H5Pset_filter(dcpl.get(), id, flags & H5Z_FLAG_DEFMASK, nv, values.data()) < 0)
+      return contiguous("HDF5 refused the input's filter '" + fname + "' (" + std::to_string(id) + ")");
+    out.filters += (out.filters.empty() ? "" : "+") + fname;
+  }
+  out.dcpl = std::move(dcpl);
+  out.chunk = {tc[0], tc[1]};
+  out.nfilters = n;
+  return out;
+}
+
 // --- the sink -------------------------------------------------------------------
 
 const std::string& checked_output(const Location& loc, const SinkOptions& opts) {
@@ -612,14 +698,38 @@ class Hdf5Sink final : public Sink {
     Hid space = check(H5Screate_simple(2, dims, nullptr), ErrorKind::output, "cannot describe " + loc_.path);
     Hid lcpl(H5Pcreate(H5P_LINK_CREATE));
     H5Pset_create_intermediate_group(lcpl.get(), 1);
-    Hid dcpl(H5Pcreate(H5P_DATASET_CREATE));
-    H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS);
-    // Allocate now, never write fill values: every element gets written by us.
-    H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
-    H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
-    dset_ = check(H5Dcreate2(file_.get(), loc_.dataset.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(),
-                             H5P_DEFAULT),
-                  ErrorKind::output, "cannot create dataset " + loc_.dataset + " in " + loc_.path);
+    if (h5) layout_ = chunked_layout(h5->dataset());
+    if (layout_.dcpl) {
+      // Chunks are allocated as they are written (early allocation would
+      // compress and store a chunk of fill values for every chunk first).
+      // A cache of one chunk, as the source has: the chunk a tile is writing
+      // stays whole in memory until the tile moves on, then is compressed
+      // and stored once. Tiles of whole chunks never read one back.
+      const std::uint64_t chunk_bytes = layout_.chunk.rows * layout_.chunk.cols * info_.elem_size;
+      Hid dapl = one_chunk_cache(chunk_bytes);
+      dset_ = Hid(H5Dcreate2(file_.get(), loc_.dataset.c_str(), type.get(), space.get(), lcpl.get(),
+                             layout_.dcpl.get(), dapl.get()));
+      if (dset_) {
+        reserved_ = chunk_bytes * (layout_.nfilters > 0 ? 2 : 1);
+      } else {
+        layout_.note = "contiguous: HDF5 could not create it chunked " + to_string(layout_.chunk) +
+                       (layout_.filters.empty() ? "" : " with " + layout_.filters) + " (" + h5_reason() + ")";
+        layout_.dcpl.reset();
+        layout_.chunk = {0, 0};
+        layout_.filters.clear();
+        layout_.nfilters = 0;
+      }
+    }
+    if (!dset_) {
+      Hid dcpl(H5Pcreate(H5P_DATASET_CREATE));
+      H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS);
+      // Allocate now, never write fill values: every element gets written by us.
+      H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
+      H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
+      dset_ = check(H5Dcreate2(file_.get(), loc_.dataset.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(),
+                               H5P_DEFAULT),
+                    ErrorKind::output, "cannot create dataset " + loc_.dataset + " in " + loc_.path);
+    }
     type_ = std::move(type);
     if (h5) {
       AttrCopy ctx{dset_.get(), what(), {}};
@@ -628,7 +738,7 @@ class Hdf5Sink final : public Sink {
       ctx.err.rethrow();
       if (rc < 0) fail(ErrorKind::output, "cannot copy the attributes of " + src.describe());
     }
-    const haddr_t off = H5Dget_offset(dset_.get());
+    const haddr_t off = layout_.dcpl ? HADDR_UNDEF : H5Dget_offset(dset_.get());
     H5Eclear2(H5E_DEFAULT);
     if (off != HADDR_UNDEF) {
       fd_ = open_existing(tmp_.path(), true, loc_.path);
@@ -669,10 +779,13 @@ class Hdf5Sink final : public Sink {
 
   // The contiguous output is written by pwrite alone, never through HDF5.
   bool concurrent_writes() const override { return bool(fd_); }
-  // Its rows [r0, r0+h) are one run of the file.
+  // The contiguous output's rows [r0, r0+h) are one run of the file; HDF5
+  // writes a chunked one itself, where nothing is started early.
   void rows_complete(std::uint64_t r0, std::uint64_t h) override {
     if (fd_) plain_.start_writeback(r0, h);
   }
+  // The chunk cache (and the compressed copy of the chunk being stored).
+  std::uint64_t reserved_bytes() const override { return reserved_; }
 
   void commit() override {
     if (!file_) return;
@@ -686,9 +799,15 @@ class Hdf5Sink final : public Sink {
     tmp_.commit();
   }
 
+  // "HDF5 dataset /x (f32, 20x10, chunked 5x4, shuffle+deflate) in out.h5",
+  // or "... in out.h5 (contiguous: the input's filter 'lzf' (32000) cannot encode here)".
   std::string describe() const override {
-    return "HDF5 dataset " + loc_.dataset + " (" + type_text(info_, std::to_string(info_.elem_size) + "-byte elements") + ", " +
-           to_string(info_.shape) + ") in " + loc_.path;
+    std::string layout;
+    if (layout_.dcpl)
+      layout = ", chunked " + to_string(layout_.chunk) + (layout_.filters.empty() ? "" : ", " + layout_.filters);
+    return "HDF5 dataset " + loc_.dataset + " (" + type_text(info_, std::to_string(info_.elem_size) + "-byte elements") +
+           ", " + to_string(info_.shape) + layout + ") in " + loc_.path +
+           (layout_.note.empty() ? "" : " (" + layout_.note + ")");
   }
 
  private:
@@ -696,6 +815,8 @@ class Hdf5Sink final : public Sink {
 
   Location loc_;
   MatrixInfo info_;
+  OutputLayout layout_;
+  std::uint64_t reserved_ = 0;
   TempPath tmp_;  // destroyed after the HDF5 ids and the descriptor below
   Fd fd_;
   PlainMatrix plain_;

@@ -85,6 +85,25 @@ Plan::Plan(const PlanRequest& req) : shape_(req.shape) {
     if (w < C) w = round_down(w, align_unit(C, req.preferred_block.cols, w));
   }
 
+  // A source block (HDF5 chunk) that fits the budget but not the shape
+  // chosen above (a long thin chunk, say 1 x 100000, against a square tile
+  // narrower than it): shape the tile in whole blocks instead. Otherwise
+  // every tile reads (and decompresses) its blocks in part, and a chunked
+  // output, whose chunks are the transposed blocks, is written in part
+  // chunks that have to be read back.
+  const std::uint64_t br = std::min(req.preferred_block.rows, R), bc = std::min(req.preferred_block.cols, C);
+  auto aligned = [](std::uint64_t x, std::uint64_t side, std::uint64_t b) { return x == side || x % b == 0; };
+  if (br > 0 && bc > 0 && br <= cap / bc && !(aligned(h, R, br) && aligned(w, C, bc))) {
+    const std::uint64_t n = cap / (br * bc);  // whole blocks one tile may hold, at least 1
+    const std::uint64_t down = ceil_div(R, br), across = ceil_div(C, bc);
+    // As square as the blocks allow: kh blocks down, kw across, kh*kw <= n.
+    std::uint64_t kh = std::clamp<std::uint64_t>(isqrt(cap) / br, 1, down);
+    const std::uint64_t kw = std::clamp<std::uint64_t>(n / kh, 1, across);
+    kh = std::clamp<std::uint64_t>(n / kw, 1, down);
+    h = std::min(R, kh * br);
+    w = std::min(C, kw * bc);
+  }
+
   th_ = h;
   tw_ = w;
   nr_ = ceil_div(R, th_);

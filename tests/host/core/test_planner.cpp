@@ -154,6 +154,50 @@ TEST(Planner, HonoursPreferredBlockAndChunk) {
   check_partition(c, req);
 }
 
+// Tiles are whole source blocks (HDF5 chunks) wherever one block fits the
+// budget: a tile then reads its chunks whole, and covers whole chunks of a
+// chunked output (the transposed blocks).
+TEST(Planner, TilesAreWholeBlocksWhereABlockFits) {
+  // A row chunk far wider than a square tile: full-width stripes of whole rows.
+  PlanRequest req = request(100000, 100000, 4, 64 << 20, {1, 100000});
+  Plan rows(req);
+  EXPECT_EQ(rows.tile_w(), 100000u);
+  EXPECT_EQ(rows.tile_h(), (64u << 20) / 4 / 100000);
+  check_partition(rows, req);
+  // A tall column chunk, taller than a square tile.
+  req = request(50000, 30000, 4, 16 << 20, {10000, 10});
+  Plan cols(req);
+  EXPECT_EQ(cols.tile_h() % 10000, 0u);
+  EXPECT_EQ(cols.tile_w() % 10, 0u);
+  EXPECT_GT(cols.tile_h() * cols.tile_w() * 4, (16u << 20) * 9 / 10);
+  check_partition(cols, req);
+  // A chunk as wide as the matrix and a short side: whole-width tiles.
+  req = request(1000, 300, 2, 2 * 64 * 300 * 2, {64, 300});  // room for two chunks
+  Plan wide(req);
+  EXPECT_EQ(wide.tile_w(), 300u);
+  EXPECT_EQ(wide.tile_h(), 128u);
+  check_partition(wide, req);
+  // Random shapes, blocks and budgets: whenever one block fits, both tile
+  // extents are whole blocks (or the whole side).
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint64_t R = 1 + rng() % 5000, C = 1 + rng() % 5000;
+    const Shape block{1 + rng() % 700, 1 + rng() % 700};
+    const std::size_t es = std::size_t(1) << (rng() % 5);
+    const std::uint64_t cap = 1 + rng() % 400000;
+    req = request(R, C, es, cap * es, block);
+    const Plan p(req);
+    ASSERT_LE(p.tile_h() * p.tile_w(), cap) << describe(req);
+    ASSERT_LE(p.tile_h(), R);
+    ASSERT_LE(p.tile_w(), C);
+    const std::uint64_t br = std::min(block.rows, R), bc = std::min(block.cols, C);
+    if (br * bc > cap) continue;
+    EXPECT_TRUE(p.tile_h() == R || p.tile_h() % br == 0) << describe(req) << " h=" << p.tile_h();
+    EXPECT_TRUE(p.tile_w() == C || p.tile_w() % bc == 0) << describe(req) << " w=" << p.tile_w();
+    if (HasFailure()) return;
+  }
+}
+
 TEST(Planner, HugeMatricesWith64BitExtents) {
   // 2^40 elements, 1 MiB tiles: four million tiles, all walked.
   PlanRequest req = request(std::uint64_t(1) << 20, std::uint64_t(1) << 20, 4, 1 << 20);

@@ -1,0 +1,207 @@
+// Crash safety end to end: an in-place run killed with SIGKILL at random
+// moments (and its resumed run killed again), then finished with --resume and
+// checked against the pattern with gt-gen --verify; the journal is gone
+// afterwards. Also the refusals: a journal without --resume, --resume with
+// nothing to resume or out of place, and what an interrupt says.
+//
+// The random kill times come from a seed printed with every failure; set
+// GT_JOURNAL_SEED to replay one.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+
+#include "cli/cli_util.hpp"
+#include "gtranspose/cuda.hpp"
+
+using cli::gtgen;
+using cli::gtranspose;
+using cli::Result;
+using cli::TempDir;
+using cli::why;
+
+namespace {
+
+// 2000x2000 f32 (16 MB) under --host-mem 1M: 192-sided tiles, 66 pairs, each
+// with its own journal batch and syncs, so a run lasts long enough to be
+// killed anywhere in it.
+const std::string kShape = "2000x2000";
+const std::vector<std::string> kRaw{"--shape", kShape, "--dtype", "f32"};
+constexpr int kSeed = 9;
+
+bool exists(const std::string& path) { return cli::fs::exists(cli::fs::symlink_status(path)); }
+
+std::vector<std::string> inplace_args(const std::string& file, const std::string& engine, bool resume) {
+  std::vector<std::string> a{file, "--in-place", "--engine", engine, "--host-mem", "1M", "-q"};
+  if (engine == "cuda") a.insert(a.end(), {"--device-mem", "1M"});
+  if (resume) a.push_back("--resume");
+  a.insert(a.end(), kRaw.begin(), kRaw.end());
+  return a;
+}
+
+// Whether `file` holds the pattern (transposed or not).
+bool holds_pattern(const std::string& file, bool transposed) {
+  std::vector<std::string> a{"--verify", file, "--seed", std::to_string(kSeed), "-q"};
+  if (transposed) a.push_back("--transposed");
+  a.insert(a.end(), kRaw.begin(), kRaw.end());
+  return gtgen(a).exit_code == 0;
+}
+
+std::uint64_t test_seed() {
+  if (const char* s = std::getenv("GT_JOURNAL_SEED")) return std::strtoull(s, nullptr, 10);
+  return std::random_device{}();
+}
+
+// One error line, the right exit code, and a message.
+void expect_error(const Result& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, code) << why(r);
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in stderr\n" << why(r);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "expected one line\n" << why(r);
+}
+
+// Starts gtranspose and kills it (SIGKILL) as soon as `journal` exists:
+// true when it died that way, with its journal there.
+bool kill_once_journaled(const std::vector<std::string>& args, const std::string& journal) {
+  std::vector<char*> argv{const_cast<char*>(GT_CLI_PATH)};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, 0), ::dup2(null, 1), ::dup2(null, 2);
+    ::execv(GT_CLI_PATH, argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  bool seen = false;
+  for (int i = 0; i < 40000 && !seen; ++i) {
+    seen = exists(journal);
+    if (!seen && ::waitpid(pid, &status, WNOHANG) == pid) return false;
+    if (!seen) ::usleep(250);
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  return seen && WIFSIGNALED(status);
+}
+
+// Kills in-place runs of `engine` at random moments, `trials` times over,
+// and finishes each with --resume.
+void kill_and_resume(const std::string& engine, int trials) {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE("GT_JOURNAL_SEED=" + std::to_string(seed) + " (set it to replay these kill times)");
+  std::mt19937_64 rng(seed);
+  TempDir d;
+  const std::string f = d / "m.raw", journal = f + ".gtjournal";
+
+  // An uninterrupted run: it works, leaves nothing behind, and times the kills.
+  ASSERT_EQ(gtgen({f, "--shape", kShape, "--dtype", "f32", "--seed", std::to_string(kSeed)}).exit_code, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  Result full = gtranspose(inplace_args(f, engine, false));
+  const int run_ms = int(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  ASSERT_EQ(full.exit_code, 0) << why(full);
+  ASSERT_TRUE(holds_pattern(f, true));
+  ASSERT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
+
+  for (int t = 0; t < trials; ++t) {
+    SCOPED_TRACE("trial " + std::to_string(t));
+    ASSERT_EQ(gtgen({f, "--shape", kShape, "--dtype", "f32", "--seed", std::to_string(kSeed), "--force"}).exit_code, 0);
+    // The first kill anywhere in the run (from before the journal exists to
+    // after it is removed); up to two more in the resumed runs.
+    bool done = false, original = true;
+    for (int kill = 0; kill < 3 && !done; ++kill) {
+      cli::Limits lim;
+      lim.signal = SIGKILL;
+      lim.signal_after_ms = int(rng() % std::uint64_t(std::max(1, kill == 0 ? run_ms + run_ms / 5 : run_ms / 2)));
+      const bool resume = exists(journal);
+      Result r = gtranspose(inplace_args(f, engine, resume), lim);
+      SCOPED_TRACE("kill " + std::to_string(kill) + " after " + std::to_string(lim.signal_after_ms) + " ms");
+      if (r.signal != SIGKILL) {
+        ASSERT_EQ(r.exit_code, 0) << why(r);
+        done = true;
+        break;
+      }
+      if (!exists(journal)) {
+        // Killed before the journal was made (the file is untouched) or
+        // after it was removed (the file is complete).
+        if (holds_pattern(f, true)) done = true;
+        else ASSERT_TRUE(original && holds_pattern(f, false)) << "no journal, and the file is neither before nor after";
+      } else {
+        original = false;
+      }
+    }
+    if (!done) {
+      Result r = gtranspose(inplace_args(f, engine, exists(journal)));
+      ASSERT_EQ(r.exit_code, 0) << why(r);
+    }
+    ASSERT_TRUE(holds_pattern(f, true)) << "not the transpose after --resume";
+    ASSERT_FALSE(exists(journal)) << "the journal outlived the run";
+    ASSERT_EQ(d.entries(), std::vector<std::string>{"m.raw"}) << "stray files";
+  }
+}
+
+}  // namespace
+
+TEST(Journal, KillNineAtRandomMomentsThenResumeCpu) { kill_and_resume("cpu", 6); }
+
+TEST(Journal, KillNineAtRandomMomentsThenResumeCuda) {
+  std::string why_not;
+  if (gt::cuda_device_count(&why_not) == 0) GTEST_SKIP() << "no CUDA device: " << why_not;
+  kill_and_resume("cuda", 4);
+}
+
+TEST(Journal, RefusalsSayWhatToDo) {
+  TempDir d;
+  const std::string f = d / "m.raw", journal = f + ".gtjournal";
+  ASSERT_EQ(gtgen({f, "--shape", kShape, "--dtype", "f32", "--seed", std::to_string(kSeed)}).exit_code, 0);
+
+  // Nothing to resume (exit 2); --resume out of place (exit 2).
+  expect_error(gtranspose(inplace_args(f, "cpu", true)), 2, "nothing to resume");
+  std::vector<std::string> out{f, d / "t.raw", "--resume", "--engine", "cpu"};
+  out.insert(out.end(), kRaw.begin(), kRaw.end());
+  expect_error(gtranspose(out), 2, "--resume");
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
+
+  // Interrupted by SIGINT: the message says --resume finishes it.
+  cli::Limits lim;
+  lim.signal_after_ms = 300;
+  std::vector<std::string> args = inplace_args(f, "cpu", false);
+  args.insert(args.end(), {"--threads", "1"});
+  Result r = gtranspose(args, lim);
+  ASSERT_EQ(r.signal, SIGINT) << why(r);
+  ASSERT_TRUE(exists(journal)) << "interrupted before the journal was made: raise signal_after_ms\n" << why(r);
+  EXPECT_NE(r.err.find("partly transposed"), std::string::npos) << why(r);
+  EXPECT_NE(r.err.find("--resume"), std::string::npos) << why(r);
+
+  // A journal without --resume: refused (exit 1), file and journal kept.
+  const auto before = cli::file_hash(f);
+  expect_error(gtranspose(inplace_args(f, "cpu", false)), 1, "rerun with --resume to finish it");
+  EXPECT_EQ(cli::file_hash(f), before) << "the matrix changed";
+  EXPECT_TRUE(exists(journal));
+
+  // Finish it; --chunk does not change a resumed run's tiles.
+  std::vector<std::string> chunked = inplace_args(f, "cpu", true);
+  chunked.insert(chunked.end(), {"--chunk", "64"});
+  chunked.erase(std::find(chunked.begin(), chunked.end(), "-q"));
+  Result c = gtranspose(chunked);
+  ASSERT_EQ(c.exit_code, 0) << why(c);
+  EXPECT_NE(c.out.find("resumed from the journal"), std::string::npos) << why(c);
+  EXPECT_NE(c.out.find("tiles of 192x192"), std::string::npos) << why(c);
+  EXPECT_TRUE(holds_pattern(f, true));
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
+
+  // A journal whose tiles need more than --host-mem: one line naming the
+  // --host-mem it needs, and with that it finishes.
+  ASSERT_EQ(gtgen({f, "--shape", kShape, "--dtype", "f32", "--seed", std::to_string(kSeed), "--force"}).exit_code, 0);
+  std::vector<std::string> big{f, "--in-place", "--engine", "cpu", "--host-mem", "64M"};
+  big.insert(big.end(), kRaw.begin(), kRaw.end());
+  ASSERT_TRUE(kill_once_journaled(big, journal)) << "the run ended before its journal was seen";
+  std::vector<std::string> small = inplace_args(f, "cpu", true);
+  expect_error(gtranspose(small), 2, "1792x1792 tiles, which need --host-mem 62M");
+  EXPECT_TRUE(exists(journal));
+  big.push_back("--resume");
+  Result b = gtranspose(big);
+  ASSERT_EQ(b.exit_code, 0) << why(b);
+  EXPECT_TRUE(holds_pattern(f, true));
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
+}

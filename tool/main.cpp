@@ -13,6 +13,7 @@
 #include <iostream>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "gtranspose/bench.hpp"
 #include "gtranspose/cuda.hpp"
@@ -96,17 +97,31 @@ int fail(const std::string& msg, int code) {
 
 }  // namespace
 
+// "a,b,,c" -> {"a", "b", "c"}.
+static std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const std::size_t end = std::min(s.find(',', start), s.size());
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{
       "gtranspose: transpose matrices too large for the GPU and for RAM.\n"
       "  gtranspose IN OUT [options]          out of place\n"
       "  gtranspose IN --in-place [options]   square matrices, inside the file\n"
       "  gtranspose --bench [options]         kernel bandwidth table\n"
+      "  gtranspose --bench-host [options]    the streaming engine, host memory to host memory\n"
       "Formats by extension: .h5/.hdf5 (FILE.h5:/group/dataset), .npy, anything else raw (needs --shape, --dtype).",
       "gtranspose"};
   std::string in, out, shape, dtype, engine = "auto", kernel = "auto", json, host_mem, device_mem, chunk;
   bool in_place = false, resume = false, force = false, quiet = false, list = false, bench = false, no_peers = false,
-       sweep = false, version = false;
+       sweep = false, version = false, bench_host = false;
+  std::string host_modes = "pinned,pageable";
   int threads = 0, streams = 0, reps = 50, warmup = 5;
   std::uint64_t seed = 12345;
 
@@ -135,6 +150,12 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "--bench: seed of the position pattern");
   app.add_flag("--no-peers", no_peers, "--bench: leave out cuBLAS and cuBLASLt");
   app.add_flag("--sweep", sweep, "--bench: sweep sizes 2^8..2^15 per side and block shapes");
+  app.add_flag("--bench-host", bench_host,
+               "time the CUDA streaming engine from host memory to host memory (--shape, --dtype, --device-mem, "
+               "--host-mem, --streams) beside pinned H2D and D2H copies measured in the same run");
+  app.add_option("--host-modes", host_modes,
+                 "--bench-host: runs, comma-separated: pinned, pageable, inplace-pinned, inplace-pageable "
+                 "(default pinned,pageable)");
   app.add_flag("-V,--version", version, "print the version and exit");
 
   try {
@@ -172,9 +193,15 @@ int main(int argc, char** argv) {
     }
     gt::EngineChoice eng = gt::parse_engine(engine);
     // Options that would be accepted and then silently ignored are refused.
+    if (bench && bench_host) throw gt::Error(gt::ErrorKind::usage, "give --bench or --bench-host, not both");
+    if (!bench && !bench_host)
+      for (const char* opt : {"--reps", "--warmup", "--seed"})
+        if (app.count(opt)) throw gt::Error(gt::ErrorKind::usage, std::string(opt) + " applies to --bench and --bench-host only");
     if (!bench)
-      for (const char* opt : {"--reps", "--warmup", "--seed", "--no-peers", "--sweep"})
+      for (const char* opt : {"--no-peers", "--sweep"})
         if (app.count(opt)) throw gt::Error(gt::ErrorKind::usage, std::string(opt) + " applies to --bench only");
+    if (!bench_host && app.count("--host-modes"))
+      throw gt::Error(gt::ErrorKind::usage, "--host-modes applies to --bench-host only");
     if (app.count("--kernel") && kernel != "auto" && kernel != "all") {
       bool known = false;
       for (const auto& k : gt::list_kernels()) known = known || k.name == kernel;
@@ -184,6 +211,33 @@ int main(int argc, char** argv) {
                                                   : "--kernel " + kernel + ": this gtranspose was built without CUDA");
     }
     if (!json.empty()) check_json_path(json);
+
+    if (bench_host) {
+      if (!in.empty()) throw gt::Error(gt::ErrorKind::usage, "--bench-host takes no files: give --shape and --dtype");
+      if (eng == gt::EngineChoice::cpu)
+        throw gt::Error(gt::ErrorKind::usage, "--bench-host times the CUDA engine: drop --engine cpu");
+      for (const auto& m : split_list(host_modes))
+        if (m != "pinned" && m != "pageable" && m != "inplace-pinned" && m != "inplace-pageable")
+          throw gt::Error(gt::ErrorKind::usage, "unknown --host-modes entry '" + m +
+                                                    "': use pinned, pageable, inplace-pinned or inplace-pageable");
+      gt::BenchOptions b;
+      b.shape = shape.empty() ? gt::Shape{16384, 16384} : gt::parse_shape(shape);
+      if (dt) b.dtype = *dt;
+      b.kernel = kernel;
+      b.reps = app.count("--reps") ? reps : 3;
+      b.warmup = app.count("--warmup") ? warmup : 1;
+      b.seed = seed;
+      b.device_mem = device_bytes;
+      b.host_mem = host_bytes;
+      b.streams = streams;
+      b.host_modes = host_modes;
+      gt::BenchResult r = gt::run_host_bench(b);
+      if (!quiet) std::cout << gt::format_bench(r);
+      if (!json.empty()) write_text_file(json, gt::bench_json(r));
+      for (const auto& row : r.rows)
+        if (!row.verified) return fail("bench-host: " + row.name + ": " + row.note, 1);
+      return 0;
+    }
 
     if (bench) {
       if (!in.empty()) throw gt::Error(gt::ErrorKind::usage, "--bench takes no files: give --shape and --dtype");

@@ -21,6 +21,12 @@ struct BenchOptions {
   // CUDA sweeps (--sweep): square sizes 2^lo..2^hi per side, and block shapes.
   bool sweep = false;
   int sweep_lo = 8, sweep_hi = 15;
+  // --bench-host: the streaming engine host memory to host memory.
+  std::uint64_t device_mem = 0;  // the engine's device budget (0: its default)
+  std::uint64_t host_mem = 0;    // its staging budget (0: its default)
+  int streams = 0;               // its lanes (0: its default)
+  // Which runs: any of "pinned", "pageable", "inplace-pinned", "inplace-pageable" (comma-separated).
+  std::string host_modes = "pinned,pageable";
 };
 
 struct BenchRow {
@@ -45,6 +51,11 @@ struct BenchResult {
 BenchResult run_cpu_bench(const BenchOptions& opts);
 // Throws gt::Error(no_device) without a GPU, gt::Error(usage) without CUDA support.
 BenchResult run_cuda_bench(const BenchOptions& opts);
+// The streaming engine from host memory to host memory beside the link's
+// pinned H2D / D2H rates measured in the same run (opts.shape, dtype, reps,
+// warmup, seed, device_mem, host_mem, streams, host_modes). Throws
+// gt::Error(no_device) without a GPU.
+BenchResult run_host_bench(const BenchOptions& opts);
 
 std::string format_bench(const BenchResult& r);  // a fixed-width table
 std::string bench_json(const BenchResult& r);

@@ -16,6 +16,9 @@ std::vector<KernelListing> list_kernels() { return {}; }
 BenchResult run_cuda_bench(const BenchOptions&) {
   throw Error(ErrorKind::no_device, "this gtranspose was built without CUDA: use --engine cpu, or rebuild with nvcc installed");
 }
+BenchResult run_host_bench(const BenchOptions&) {
+  throw Error(ErrorKind::no_device, "--bench-host: this gtranspose was built without CUDA: rebuild with nvcc installed");
+}
 
 }  // namespace gt
 

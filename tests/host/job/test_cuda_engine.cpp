@@ -1,0 +1,280 @@
+// The CUDA streaming engine on files and host memory, bit-exact against the
+// CPU engine and the position pattern: every format, out of place and in
+// place, every element size, odd shapes, with budgets small enough that many
+// tiles go through every stream; a stress loop for races in the ring; the
+// out-of-memory path. Every test skips, saying why, without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtranspose/cuda.hpp"
+#include "gtranspose/engine.hpp"
+#include "gtranspose/error.hpp"
+#include "gtranspose/format.hpp"
+#include "gtranspose/journal.hpp"
+#include "gtranspose/memory.hpp"
+#include "host/formats/formats_test_util.hpp"
+
+#if GT_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace gt {
+namespace {
+
+using test::info_of;
+using test::MemSource;
+using test::pattern_matrix;
+using test::TempDir;
+using test::transposed;
+
+#define GT_REQUIRE_GPU()                                                          \
+  do {                                                                            \
+    std::string why_;                                                             \
+    if (cuda_device_count(&why_) == 0) GTEST_SKIP() << "no GPU: " << why_;         \
+  } while (0)
+
+DType dtype_for(std::size_t es) {
+  switch (es) {
+    case 1: return DType::u8;
+    case 2: return DType::f16;
+    case 4: return DType::f32;
+    case 8: return DType::f64;
+    default: return DType::c128;
+  }
+}
+
+std::string ext_of(Format f) { return f == Format::raw ? ".raw" : f == Format::npy ? ".npy" : ".h5"; }
+
+// Writes a rows x cols pattern matrix to `path` in format f (through the
+// format's own sink, so headers and datasets are real).
+std::vector<unsigned char> make_file(const std::string& path, std::uint64_t rows, std::uint64_t cols, std::size_t es,
+                                     std::uint64_t seed) {
+  auto m = pattern_matrix(rows, cols, es, seed);
+  // A sink writes the transpose of its source's shape: give it a cols x rows source.
+  MemSource shape_src(info_of({cols, rows}, dtype_for(es)), {});
+  auto sink = create_sink(path, shape_src, SinkOptions{true});
+  sink->write(0, 0, rows, cols, m.data(), cols);
+  sink->commit();
+  return m;
+}
+
+OpenOptions raw_opts(std::uint64_t rows, std::uint64_t cols, std::size_t es) {
+  OpenOptions o;
+  o.shape = Shape{rows, cols};
+  o.dtype = dtype_for(es);
+  return o;
+}
+
+std::vector<unsigned char> read_all(const std::string& path, const OpenOptions& o) {
+  auto src = open_source(path, o);
+  const auto& i = src->info();
+  std::vector<unsigned char> v(i.bytes());
+  src->read(0, 0, i.shape.rows, i.shape.cols, v.data(), i.shape.cols);
+  return v;
+}
+
+RunOptions small_budget(std::uint64_t dev, std::uint64_t host, int streams) {
+  RunOptions o;
+  o.device_mem = dev;
+  o.host_mem = host;
+  o.streams = streams;
+  return o;
+}
+
+struct FileCase {
+  Format format;
+  std::size_t es;
+  std::uint64_t rows, cols;
+};
+
+class CudaEngineFiles : public ::testing::TestWithParam<FileCase> {};
+
+TEST_P(CudaEngineFiles, OutOfPlaceMatchesCpuEngine) {
+  GT_REQUIRE_GPU();
+  const FileCase c = GetParam();
+  TempDir dir;
+  const std::string in = dir / ("in" + ext_of(c.format)), out = dir / ("out" + ext_of(c.format)),
+                    ref = dir / ("ref" + ext_of(c.format));
+  const auto m = make_file(in, c.rows, c.cols, c.es, 7);
+  const OpenOptions oin = raw_opts(c.rows, c.cols, c.es), oout = raw_opts(c.cols, c.rows, c.es);
+  // A device budget of a few KiB per lane: many tiles, every lane used.
+  const std::uint64_t bytes = c.rows * c.cols * c.es;
+  const RunOptions ro = small_budget(std::max<std::uint64_t>(bytes / 3, 4096), std::max<std::uint64_t>(bytes / 2, 8192), 3);
+  {
+    auto src = open_source(in, oin);
+    auto dst = create_sink(out, *src, {});
+    RunReport r = run_cuda(*src, *dst, ro);
+    dst->commit();
+    EXPECT_EQ(r.engine, "cuda");
+    EXPECT_LE(r.device_mem_peak, ro.device_mem);
+    if (bytes >= 4096) {
+      EXPECT_GT(r.tiles, 2u) << "the budget should force several tiles";
+    }
+  }
+  {
+    auto src = open_source(in, oin);
+    auto dst = create_sink(ref, *src, {});
+    run_cpu(*src, *dst, ro);
+    dst->commit();
+  }
+  const auto got = read_all(out, oout);
+  EXPECT_TRUE(got == transposed(m, c.rows, c.cols, c.es)) << "cuda output differs from the transpose";
+  EXPECT_TRUE(got == read_all(ref, oout)) << "cuda and cpu engines differ";
+}
+
+TEST_P(CudaEngineFiles, InPlaceWithJournal) {
+  GT_REQUIRE_GPU();
+  const FileCase c = GetParam();
+  if (c.rows != c.cols) GTEST_SKIP() << "in place needs a square matrix";
+  TempDir dir;
+  const std::string path = dir / ("sq" + ext_of(c.format));
+  const auto m = make_file(path, c.rows, c.cols, c.es, 11);
+  const OpenOptions o = raw_opts(c.rows, c.cols, c.es);
+  const std::uint64_t bytes = c.rows * c.cols * c.es;
+  RunOptions ro = small_budget(std::max<std::uint64_t>(bytes / 4, 8192), std::max<std::uint64_t>(bytes / 3, 8192), 2);
+  {
+    auto im = open_inplace(path, o);
+    auto journal = open_inplace_journal(*im, dir / ("sq" + ext_of(c.format)), ResumeMode::fresh);
+    ro.writer = journal.get();
+    RunReport r = run_cuda_inplace(*im, ro);
+    EXPECT_EQ(r.mode, "in-place");
+  }
+  EXPECT_FALSE(std::filesystem::exists(journal_path(path))) << "the journal must be gone after a complete run";
+  EXPECT_TRUE(read_all(path, o) == transposed(m, c.rows, c.cols, c.es));
+}
+
+std::vector<FileCase> file_cases() {
+  std::vector<FileCase> v;
+  for (Format f : {Format::raw, Format::npy, Format::hdf5})
+    for (std::size_t es : {1, 2, 4, 8, 16}) {
+      v.push_back({f, es, 129, 67});
+      v.push_back({f, es, 97, 97});
+    }
+  for (std::size_t es : {1, 4, 16}) {
+    v.push_back({Format::raw, es, 1, 1});
+    v.push_back({Format::raw, es, 1, 1000});
+    v.push_back({Format::raw, es, 1000, 1});
+    v.push_back({Format::raw, es, 257, 131});
+    v.push_back({Format::raw, es, 1023, 1025});
+    v.push_back({Format::raw, es, 1025, 1025});
+    v.push_back({Format::npy, es, 333, 333});
+  }
+  return v;
+}
+
+std::string case_name(const ::testing::TestParamInfo<FileCase>& i) {
+  const FileCase& c = i.param;
+  return std::string(format_name(c.format)) + "_e" + std::to_string(c.es) + "_" + std::to_string(c.rows) + "x" +
+         std::to_string(c.cols);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, CudaEngineFiles, ::testing::ValuesIn(file_cases()), case_name);
+
+// Host memory through the engine: pinned (direct DMA) and pageable (staged).
+TEST(CudaEngineMemory, PinnedAndPageableEveryElementSize) {
+  GT_REQUIRE_GPU();
+  for (std::size_t es : {1, 2, 4, 8, 16})
+    for (int pin = 0; pin < 4; ++pin) {
+      const std::uint64_t R = 515, C = 301;
+      const auto m = pattern_matrix(R, C, es, 5 + es);
+      PinnedHostBuffer pin_in(m.size()), pin_out(m.size());
+      std::vector<unsigned char> page_in(m), page_out(m.size(), 0xA5);
+      unsigned char* in = (pin & 1) ? static_cast<unsigned char*>(pin_in.data()) : page_in.data();
+      unsigned char* out = (pin & 2) ? static_cast<unsigned char*>(pin_out.data()) : page_out.data();
+      std::copy(m.begin(), m.end(), in);
+      std::fill(out, out + m.size(), 0xA5);
+      auto src = memory_source(HostMatrix{in, {R, C}, es, 0, (pin & 1) ? HostMemoryKind::pinned : HostMemoryKind::pageable});
+      auto dst = memory_sink(HostMatrix{out, {C, R}, es, 0, (pin & 2) ? HostMemoryKind::pinned : HostMemoryKind::pageable});
+      RunReport r = run_cuda(*src, *dst, small_budget(64 << 10, 256 << 10, 4));
+      EXPECT_GT(r.tiles, 4u);
+      EXPECT_TRUE(std::equal(out, out + m.size(), transposed(m, R, C, es).begin()))
+          << "element size " << es << ", pinned mask " << pin;
+    }
+}
+
+TEST(CudaEngineMemory, InPlacePinnedAndPageable) {
+  GT_REQUIRE_GPU();
+  for (std::size_t es : {1, 4, 16})
+    for (bool pinned : {false, true}) {
+      const std::uint64_t n = 301;
+      const auto m = pattern_matrix(n, n, es, 9);
+      PinnedHostBuffer pb(m.size());
+      std::vector<unsigned char> vb(m);
+      unsigned char* p = pinned ? static_cast<unsigned char*>(pb.data()) : vb.data();
+      std::copy(m.begin(), m.end(), p);
+      auto im = memory_inplace(HostMatrix{p, {n, n}, es, 0, pinned ? HostMemoryKind::pinned : HostMemoryKind::pageable});
+      RunReport r = run_cuda_inplace(*im, small_budget(96 << 10, 128 << 10, 3));
+      EXPECT_GT(r.tiles, 4u);
+      EXPECT_TRUE(std::equal(p, p + m.size(), transposed(m, n, n, es).begin())) << "es " << es << " pinned " << pinned;
+    }
+}
+
+// Many tiny tiles, few buffers, many streams, repeated: a race in the ring
+// shows up as a wrong element that moves from run to run.
+TEST(CudaEngineStress, TinyTilesManyStreams) {
+  GT_REQUIRE_GPU();
+  TempDir dir;
+  const std::uint64_t R = 700, C = 900;
+  const std::size_t es = 4;
+  const auto m = make_file(dir / "in.raw", R, C, es, 3);
+  const auto want = transposed(m, R, C, es);
+  std::mt19937 rng(1);
+  for (int trial = 0; trial < 12; ++trial) {
+    const int streams = 1 + int(rng() % 8);
+    const std::uint64_t dev = 4096u << (rng() % 5), host = 4096u << (rng() % 4);
+    auto src = open_source(dir / "in.raw", raw_opts(R, C, es));
+    auto dst = create_sink(dir / "out.raw", *src, SinkOptions{true});
+    RunReport r = run_cuda(*src, *dst, small_budget(dev, host, streams));
+    dst->commit();
+    ASSERT_TRUE(read_all(dir / "out.raw", raw_opts(C, R, es)) == want)
+        << "trial " << trial << ": streams " << streams << ", device " << dev << ", host " << host << ", tiles "
+        << r.tiles;
+  }
+}
+
+#if GT_HAVE_CUDA
+// With most of the GPU taken by someone else, the engine shrinks its tiles
+// and says so instead of failing.
+TEST(CudaEngineMemory, ShrinksTilesWhenTheGpuIsFull) {
+  GT_REQUIRE_GPU();
+  std::size_t free_b = 0, total_b = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_b, &total_b), cudaSuccess);
+  void* hog = nullptr;
+  const std::size_t leave = std::size_t(40) << 20;  // 40 MiB left for the engine
+  ASSERT_EQ(cudaMalloc(&hog, free_b - leave), cudaSuccess);
+  const std::uint64_t n = 4096;  // 64 MiB of f32: 256 MiB tiles would not fit
+  std::vector<unsigned char> m = pattern_matrix(n, n, 4, 2), out(m.size());
+  auto src = memory_source(HostMatrix{m.data(), {n, n}, 4, 0, HostMemoryKind::pageable});
+  auto dst = memory_sink(HostMatrix{out.data(), {n, n}, 4, 0, HostMemoryKind::pageable});
+  RunOptions ro = small_budget(std::uint64_t(2) << 30, std::uint64_t(1) << 30, 2);
+  RunReport r;
+  EXPECT_NO_THROW(r = run_cuda(*src, *dst, ro));
+  cudaFree(hog);
+  bool noted = false;
+  for (const auto& note : r.notes) noted |= note.find("shrunk") != std::string::npos;
+  EXPECT_TRUE(noted) << "the report should say the tiles were shrunk";
+  EXPECT_TRUE(out == transposed(m, n, n, 4));
+}
+#endif
+
+TEST(CudaEngineErrors, NoDeviceIsAClearError) {
+  std::string why;
+  if (cuda_device_count(&why) > 0) GTEST_SKIP() << "a GPU is present: the no-device path cannot be reached";
+  std::vector<unsigned char> m(16), out(16);
+  auto src = memory_source(HostMatrix{m.data(), {2, 2}, 4, 0, HostMemoryKind::unchecked});
+  auto dst = memory_sink(HostMatrix{out.data(), {2, 2}, 4, 0, HostMemoryKind::unchecked});
+  try {
+    run_cuda(*src, *dst, {});
+    FAIL() << "run_cuda without a GPU must throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::no_device);
+    EXPECT_NE(std::string(e.what()).find("cuda"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gt

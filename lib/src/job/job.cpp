@@ -103,11 +103,14 @@ RunReport run_job(const JobOptions& opts) {
   } else {
     auto src = open_source(opts.input, opts.open);
     const std::uint64_t host_mem = run.host_mem;
-    run.host_mem = engine_budget(host_mem, src->reserved_bytes(), src->describe());
     auto sink = create_sink(opts.output, *src, opts.sink);
+    // The source's chunk cache and the sink's (a chunked HDF5 output) both
+    // come out of the budget before the engine divides the rest.
+    const std::uint64_t reserved = src->reserved_bytes() + sink->reserved_bytes();
+    run.host_mem = engine_budget(host_mem, reserved, src->describe());
     auto t0 = std::chrono::steady_clock::now();
     report = engine.engine == EngineChoice::cuda ? run_cuda(*src, *sink, run) : run_cpu(*src, *sink, run);
-    note_reserved(report, host_mem, src->reserved_bytes());
+    note_reserved(report, host_mem, reserved);
     sink->commit();
     // The commit's fsync is part of the job: the wall time counts it.
     double commit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -47,7 +47,7 @@ void check_request(const JobOptions& o) {
 std::uint64_t engine_budget(std::uint64_t host_mem, std::uint64_t reserved, const std::string& what) {
   if (reserved == 0) return host_mem;
   if (reserved > host_mem / 2)
-    throw Error(ErrorKind::usage, what + " is stored in chunks that take " + format_bytes(reserved) +
+    throw Error(ErrorKind::usage, what + ": stored in chunks that take " + format_bytes(reserved) +
                                       " of memory to read: give --host-mem of at least " + format_bytes(2 * reserved));
   return host_mem - reserved;
 }
@@ -107,7 +107,8 @@ RunReport run_job(const JobOptions& opts) {
     // The source's chunk cache and the sink's (a chunked HDF5 output) both
     // come out of the budget before the engine divides the rest.
     const std::uint64_t reserved = src->reserved_bytes() + sink->reserved_bytes();
-    run.host_mem = engine_budget(host_mem, reserved, src->describe());
+    run.host_mem = engine_budget(host_mem, reserved,
+                                 src->describe() + (sink->reserved_bytes() ? " with its chunked output" : ""));
     auto t0 = std::chrono::steady_clock::now();
     report = engine.engine == EngineChoice::cuda ? run_cuda(*src, *sink, run) : run_cpu(*src, *sink, run);
     note_reserved(report, host_mem, reserved);

@@ -410,6 +410,7 @@ struct Dataset {
   MatrixInfo info;
   Shape chunk{0, 0};
   std::uint64_t reserved = 0;  // chunk cache (+ one compressed chunk) held by HDF5 while reading
+  bool filtered = false;       // compressed or otherwise filtered chunks
   Fd fd;  // set when the data can move by positioned I/O
   PlainMatrix plain;
   std::string type_desc;
@@ -448,6 +449,7 @@ struct Dataset {
 
     Hid dcpl = check(H5Dget_create_plist(dset.get()), ErrorKind::input, "cannot read the layout of " + what());
     const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+    filtered = H5Pget_nfilters(dcpl.get()) > 0;
     if (layout == H5D_CHUNKED) {
       hsize_t cd[2] = {0, 0};
       if (H5Pget_chunk(dcpl.get(), 2, cd) == 2) chunk = {cd[0], cd[1]};
@@ -548,6 +550,12 @@ class Hdf5Inplace final : public InplaceMatrix {
   Hdf5Inplace(const Location& loc, const OpenOptions& opts) {
     d_.open(loc, opts, true);
     require_square(d_.info, d_.what());
+    // HDF5 stores a rewritten compressed chunk elsewhere and may reuse its
+    // old space before the chunk index that points there is on disk, so no
+    // journal can make an interrupted in-place run recoverable.
+    if (d_.filtered)
+      throw Error(ErrorKind::input, d_.what() + " is compressed (filtered): it cannot be transposed in place safely; "
+                                                "transpose it out of place (gtranspose IN.h5 OUT.h5)");
   }
   const MatrixInfo& info() const override { return d_.info; }
   const Location& location() const override { return d_.loc; }

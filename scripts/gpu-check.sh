@@ -115,6 +115,19 @@ if has_step sanitize; then
       else record "$tool" FAIL "rc $rc: ${summary_line:-see sanitize-$tool.log}"; fi
     done
   fi
+  # The streaming engine under memcheck: small streamed runs (many tiles,
+  # every lane, staged and direct DMA, in place).
+  JOBT=$B/tests/gt_job_tests
+  if [ -n "$SAN" ] && [ -x "$JOBT" ]; then
+    t0=$(date +%s)
+    "$SAN" --tool memcheck --error-exitcode 99 "$JOBT" \
+      --gtest_filter='CudaEngineStress.*:CudaEngineMemory.InPlace*:All/CudaEngineFiles.*raw_e4_129x67:All/CudaEngineFiles.*raw_e4_97x97' \
+      >"$OUT/sanitize-engine.log" 2>&1
+    rc=$?
+    summary_line=$(grep -E 'ERROR SUMMARY' "$OUT/sanitize-engine.log" | tail -1)
+    if [ $rc -eq 0 ]; then record memcheck-engine ok "${summary_line:-clean} ($(secs "$t0") s)"
+    else record memcheck-engine FAIL "rc $rc: ${summary_line:-see sanitize-engine.log}"; fi
+  fi
 fi
 
 if has_step tune; then

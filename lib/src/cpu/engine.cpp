@@ -105,16 +105,21 @@ RunReport run_cpu_impl(Source& src, Sink& dst, const RunOptions& opts, EngineSta
   Pipeline::run(
       plan.count(), slots,
       [&](std::uint64_t k, int s) {
-        const Tile t = plan.tile(k);
+        const Tile t = plan.tile_output_order(k);
         timed(t_read, [&] { src.read(t.r0, t.c0, t.h, t.w, ins[s].data(), t.w); });
       },
       [&](std::uint64_t k, int s) {
-        const Tile t = plan.tile(k);
+        const Tile t = plan.tile_output_order(k);
         timed(t_tr, [&] { cpu_transpose(ins[s].data(), t.h, t.w, t.w, outs[s].data(), t.h, es, opts.threads); });
       },
       [&](std::uint64_t k, int s) {
-        const Tile t = plan.tile(k);
-        timed(t_write, [&] { dst.write(t.c0, t.r0, t.w, t.h, outs[s].data(), t.h); });
+        const Tile t = plan.tile_output_order(k);
+        timed(t_write, [&] {
+          dst.write(t.c0, t.r0, t.w, t.h, outs[s].data(), t.h);
+          // Tiles come in output order: the last tile of a tile column
+          // finishes a band of output rows, which can go to disk now.
+          if (t.r0 + t.h == in.shape.rows) dst.rows_complete(t.c0, t.w);
+        });
         done += t.elems() * es;
         if (opts.progress) opts.progress(done, total);
       },

@@ -105,6 +105,10 @@ class InplaceMatrix {
   virtual void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
                      std::uint64_t ld) = 0;
   virtual void flush() = 0;  // data durable on return (fsync / H5Fflush)
+  // A hint: rows [r0, r0+h) were just written; the matrix may start writing
+  // them back to disk now, so that the next flush() finds less to do (the
+  // journal's flushes then wait for the tail, not for everything). Default: nothing.
+  virtual void start_writeback(std::uint64_t r0, std::uint64_t h) { (void)r0, (void)h; }
   virtual std::uint64_t reserved_bytes() const { return 0; }  // as Source::reserved_bytes
   // True when read() and write() may be called from several threads at once
   // (on disjoint rectangles).

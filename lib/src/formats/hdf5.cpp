@@ -568,6 +568,10 @@ class Hdf5Inplace final : public InplaceMatrix {
     d_.io(true, r0, c0, h, w, const_cast<void*>(src), ld);
   }
   void flush() override { d_.flush(); }
+  // Contiguous data moves by pwrite: its rows can go to disk early.
+  void start_writeback(std::uint64_t r0, std::uint64_t h) override {
+    if (d_.fd) d_.plain.start_writeback(r0, h);
+  }
   std::uint64_t reserved_bytes() const override { return d_.reserved; }
   bool concurrent_io() const override { return bool(d_.fd); }  // pread/pwrite only, never HDF5
   std::string describe() const override {

@@ -295,7 +295,8 @@ void PlainMatrix::write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std
 
 void PlainMatrix::start_writeback(std::uint64_t r0, std::uint64_t h) const {
   check_rect(logical, r0, 0, h, logical.cols, logical.cols, name);
-  // Only a sink's output is written back early, and sinks write C order.
+  // A mirrored (Fortran-order) matrix's logical rows are not one run of the
+  // file: nothing is started there, the closing fsync does it all.
   if (h == 0 || mirrored) return;
   const std::uint64_t off = element_offset(data_offset, r0, 0, logical.cols, elem_size);
   fmt::start_writeback(fd, off, element_offset(0, h, 0, logical.cols, elem_size), name);

@@ -187,6 +187,7 @@ class PlainInplace final : public InplaceMatrix {
     m_.write(r0, c0, h, w, src, ld);
   }
   void flush() override { sync_file(o_.fd.get(), loc_.path, true); }
+  void start_writeback(std::uint64_t r0, std::uint64_t h) override { m_.start_writeback(r0, h); }
   bool concurrent_io() const override { return true; }  // pread/pwrite, nothing shared
   std::string describe() const override {
     return (loc_.format == Format::npy ? "NumPy file " : "raw file ") + loc_.path + " (" +

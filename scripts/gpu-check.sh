@@ -246,7 +246,7 @@ fi
 if has_step files; then
   if [ -x "$CLI" ] && [ -x "$GEN" ]; then
     t0=$(date +%s)
-    if GT_PYTHON=/usr/bin/python3 scripts/bench-files.sh "$B" "$OUT" >"$OUT/files-run.log" 2>&1; then
+    if scripts/bench-files.sh "$B" "$OUT" >"$OUT/files-run.log" 2>&1; then
       record files ok "in $(secs "$t0") s: $(grep -c RESULT "$OUT/files-run.log") cases, see files.json"
     else
       record files FAIL "see files-run.log"

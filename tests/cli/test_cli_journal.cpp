@@ -109,6 +109,7 @@ void kill_and_resume(const std::string& engine, int trials) {
     // The first kill anywhere in the run (from before the journal exists to
     // after it is removed); up to two more in the resumed runs.
     bool done = false, original = true;
+    std::string kills;  // what each kill left, for the checks after the loop
     for (int kill = 0; kill < 3 && !done; ++kill) {
       cli::Limits lim;
       lim.signal = SIGKILL;
@@ -116,6 +117,9 @@ void kill_and_resume(const std::string& engine, int trials) {
       const bool resume = exists(journal);
       Result r = gtranspose(inplace_args(f, engine, resume), lim);
       SCOPED_TRACE("kill " + std::to_string(kill) + " after " + std::to_string(lim.signal_after_ms) + " ms");
+      kills += (kills.empty() ? "" : ", ") + std::string(resume ? "--resume " : "") + "killed after " +
+               std::to_string(lim.signal_after_ms) + " ms: " +
+               (r.signal != SIGKILL ? "had ended" : exists(journal) ? "journal" : "no journal");
       if (r.signal != SIGKILL) {
         ASSERT_EQ(r.exit_code, 0) << why(r);
         done = true;
@@ -130,6 +134,7 @@ void kill_and_resume(const std::string& engine, int trials) {
         original = false;
       }
     }
+    SCOPED_TRACE("runs: " + kills);
     if (!done) {
       Result r = gtranspose(inplace_args(f, engine, exists(journal)));
       ASSERT_EQ(r.exit_code, 0) << why(r);

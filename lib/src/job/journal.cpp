@@ -421,9 +421,13 @@ class Journal final : public InplaceWriter {
     timed([&] { fmt::sync_file(fd_.get(), path_, true); });
   }
 
-  // A fresh run: the journal is written and made durable under a temporary
-  // name, then linked to its own, so a journal under its name always has a
-  // valid header; the link fails if one exists already.
+  // A fresh run: the journal's first header is written and made durable
+  // before the journal gets its name, so a journal under its name always has
+  // a valid header; the naming fails if one exists already. The file is made
+  // unnamed (O_TMPFILE) in the journal's folder and linked to its name, so a
+  // kill before that leaves nothing behind. Where the file system cannot make
+  // or link unnamed files, it is made under a temporary name (which a kill -9
+  // in those few milliseconds leaves in the folder: no signal handler runs).
   void create(const InplacePlan& plan) {
     Header h = id_;
     h.phase = std::uint32_t(Phase::idle);
@@ -433,17 +437,23 @@ class Journal final : public InplaceWriter {
     h_ = h;
     const std::string exists = matrix_ + " has a journal from an interrupted in-place run (" + path_ +
                                "): rerun with --resume to finish it";
+    // The first header into fd, durable.
+    const auto start = [&](int fd) {
+      fd_ = fmt::Fd(fd);
+      h_.seq = 0;
+      put_header(h);
+      timed([&] { fmt::sync_file(fd_.get(), path_, false); });
+      hit(Point::created);
+    };
     const auto create_file = [&](const std::string& p) {
       int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
       if (fd < 0 && errno == EEXIST && p == path_) throw Error(ErrorKind::input, exists);
       if (fd < 0)
         throw_errno(ErrorKind::output, "cannot create the journal " + path_ +
                                            " (an in-place run keeps one beside the matrix, so its folder must be writable)");
-      fd_ = fmt::Fd(fd);
-      put_header(h);
-      timed([&] { fmt::sync_file(fd_.get(), path_, false); });
+      start(fd);
     };
-    {
+    if (!create_unnamed(start, exists)) {
       TempPath tmp(path_);
       create_file(tmp.path());
       if (::link(tmp.path().c_str(), path_.c_str()) != 0) {
@@ -452,12 +462,41 @@ class Journal final : public InplaceWriter {
         // own name. A crash before its header is durable then leaves an
         // empty journal, which --resume recognises (the matrix is unchanged).
         fd_.reset();
-        h_.seq = 0;
         create_file(path_);
       }
+      hit(Point::named);
     }  // the temporary name goes; the journal keeps the file
     timed([&] { sync_folder(path_); });
     hit(Point::begun);
+  }
+
+  // The journal as an unnamed file in its folder, started by `start` and
+  // then linked to its name. False, with nothing created, where the file
+  // system has no unnamed files or they cannot be linked (no /proc); the
+  // caller then makes it under a temporary name, which reports the errors.
+  template <class Start>
+  bool create_unnamed(const Start& start, const std::string& exists) {
+#ifdef O_TMPFILE
+    const int fd = ::open(paths::dir_of(path_).c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+    if (fd < 0) return false;  // EOPNOTSUPP, EISDIR (older kernels), EACCES...: the named way says why
+    start(fd);
+    // Linking an unnamed file goes through /proc (AT_EMPTY_PATH would need
+    // CAP_DAC_READ_SEARCH); like link(2), it fails if the name exists.
+    const std::string self = "/proc/self/fd/" + std::to_string(fd_.get());
+    for (bool via_proc : {true, false}) {
+      if ((via_proc ? ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path_.c_str(), AT_SYMLINK_FOLLOW)
+                    : ::linkat(fd_.get(), "", AT_FDCWD, path_.c_str(), AT_EMPTY_PATH)) == 0) {
+        hit(Point::named);
+        return true;
+      }
+      if (errno == EEXIST) throw Error(ErrorKind::input, exists);
+    }
+    fd_.reset();  // the unnamed file goes with its descriptor
+#else
+    (void)start;
+    (void)exists;
+#endif
+    return false;
   }
 
   // --resume: read the journal, check it belongs to this matrix, finish the

@@ -34,6 +34,8 @@ inline std::uint64_t hash_bytes(const void* data, std::size_t n, std::uint64_t s
 // The points of the protocol where the hook is called, in the order a batch
 // passes them. Recovery (--resume) passes the same points from a_tile on.
 enum class Point {
+  created,           // fresh run: the journal's first header durable, the file not yet under its name
+  named,             // fresh run: the journal under its name, its folder not yet synced
   begun,             // journal created and durable, before the engine's first write
   prev_flushed,      // the previous batch's tiles b made durable (before step 1 reuses the data area)
   data_written,      // step 1: the batch's new_b tiles written to the journal, header not yet

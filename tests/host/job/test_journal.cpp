@@ -291,12 +291,22 @@ TEST_P(JournalCrash, AtEveryPointThenResume) {
     const int st = in_child([&] { run_job(job_of(d, c, false)); }, crash_at_hit(k));
     if (st == 0) break;  // the run passed fewer than k + 1 points: every one has been tried
     ASSERT_EQ(st, kCrashed) << "crash point " << k;
+    if (k == 0) {
+      // Point::created: the journal's header is durable but the journal has
+      // no name yet, so there is nothing to resume and nothing left over: the
+      // matrix is untouched and a plain run starts over.
+      ASSERT_FALSE(exists(journal_path(file))) << c.name << ": a journal before it was named";
+      ASSERT_TRUE(read_matrix(d, c) == pattern_matrix(c.n, c.n, c.es, kSeed))
+          << c.name << ": the matrix changed before the journal was named";
+      ASSERT_EQ(d.entries(), std::vector<std::string>{"m" + c.ext}) << c.name << ": stray files";
+      run_job(job_of(d, c, false));
+    }
     resume_and_check(d, c, want, c.name + ", crash at point " + std::to_string(k));
     if (HasFatalFailure()) return;
   }
-  // Begin, 3 per batch and at least 4 more per off-diagonal pair, finish.
+  // Created, named, begun, 3 per batch and at least 4 more per off-diagonal pair, finish.
   const std::uint64_t t = (c.n + c.block - 1) / c.block;
-  EXPECT_GE(k, 3 + 7 * t * (t + 1) / 2) << "fewer protocol points than expected";
+  EXPECT_GE(k, 5 + 7 * t * (t + 1) / 2) << "fewer protocol points than expected";
   resume_and_check(d, c, want, c.name + ", uninterrupted");
 }
 
@@ -339,6 +349,46 @@ INSTANTIATE_TEST_SUITE_P(
     // disk, so a kill can leave chunks no journal can repair (seen on the
     // GPU machine: "inflate() failed" on resume). README says so.
     [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
+
+// A kill while a fresh run makes its journal (the CLI's random kill -9 lands
+// there now and then): before the journal has its name the matrix is
+// untouched and nothing is left beside it, so a plain run starts over; once
+// named, --resume finishes the run. Either way no other file stays behind
+// (the journal was once made under a temporary name, which such a kill left
+// in the folder for good).
+TEST(JournalCreate, KilledWhileTheJournalIsMadeLeavesNoStrayFile) {
+  const Case c{"raw_f32_n37", ".raw", 4, 37, 8};
+  Dir d;
+  const Bytes pristine = create(d, c);
+  const Bytes want = transposed(pattern_matrix(c.n, c.n, c.es, kSeed), c.n, c.n, c.es);
+  const std::string file = file_of(d, c), journal = journal_path(file);
+  for (Point p : {Point::created, Point::named, Point::begun}) {
+    const std::string what = "killed at point " + std::to_string(int(p));
+    write_file(file, pristine);
+    ASSERT_EQ(in_child([&] { run_job(job_of(d, c, false)); }, crash_at_point(p, 0)), kCrashed) << what;
+    EXPECT_TRUE(read_file(file) == pristine) << what << ": the matrix changed";
+    std::vector<std::string> left{"m.raw"};
+    if (p != Point::created) left.push_back("m.raw.gtjournal");
+    EXPECT_EQ(d.entries(), left) << what << ": stray files";
+    if (!exists(journal)) run_job(job_of(d, c, false));  // nothing to resume: the plain run again
+    resume_and_check(d, c, want, what);
+    if (HasFatalFailure()) return;
+  }
+
+  // Another run's journal appears while this one makes its own: naming it
+  // fails, that journal stays as it was, the matrix is untouched.
+  write_file(file, pristine);
+  journal_detail::set_hook([&](Point p) {
+    if (p == Point::created) write_file(journal, Bytes{'x'});
+  });
+  const Error e = catch_error([&] { run_job(job_of(d, c, false)); });
+  journal_detail::set_hook(nullptr);
+  EXPECT_EQ(e.kind(), ErrorKind::input);
+  EXPECT_NE(std::string(e.what()).find("rerun with --resume to finish it"), std::string::npos) << e.what();
+  EXPECT_TRUE(read_file(journal) == Bytes{'x'}) << "the other journal was overwritten";
+  EXPECT_TRUE(read_file(file) == pristine) << "the matrix changed";
+  EXPECT_EQ(d.entries(), (std::vector<std::string>{"m.raw", "m.raw.gtjournal"})) << "stray files";
+}
 
 // --- torn journal writes ---------------------------------------------------------
 
@@ -642,6 +692,12 @@ TEST(JournalBatches, SeveralPairsPerBatchCrashAnywhere) {
       if (st == 0) break;
       ASSERT_EQ(st, kCrashed);
       const std::string what = std::to_string(per_batch) + " pairs a batch, crash at point " + std::to_string(k);
+      if (k == 0) {  // before the journal was named (Point::created): untouched, nothing left, start over
+        ASSERT_FALSE(exists(journal_path(file))) << what;
+        ASSERT_TRUE(read_file(file) == pristine) << what;
+        ASSERT_EQ(d.entries(), std::vector<std::string>{"m.raw"}) << what;
+        run(ResumeMode::fresh, per_batch);
+      }
       if (exists(journal_path(file))) {
         // The resumed run may batch differently: batches only need to be consecutive.
         try {

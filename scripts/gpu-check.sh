@@ -121,7 +121,7 @@ if has_step sanitize; then
   if [ -n "$SAN" ] && [ -x "$JOBT" ]; then
     t0=$(date +%s)
     "$SAN" --tool memcheck --error-exitcode 99 "$JOBT" \
-      --gtest_filter='CudaEngineStress.*:CudaEngineMemory.InPlace*:All/CudaEngineFiles.*raw_e4_129x67:All/CudaEngineFiles.*raw_e4_97x97' \
+      --gtest_filter='StreamStress.*:StreamMemory.InPlace*:All/StreamFiles*.*raw_e4_129x67:All/StreamFiles*.*raw_e4_97x97' \
       >"$OUT/sanitize-engine.log" 2>&1
     rc=$?
     summary_line=$(grep -E 'ERROR SUMMARY' "$OUT/sanitize-engine.log" | tail -1)
@@ -149,6 +149,13 @@ if has_step host; then
   else
     record host FAIL "$(grep -E 'tests passed' "$OUT/host-tests.log" | tail -1): see host-tests.log"
     grep -E '^\s+[0-9]+ - .*Failed' "$OUT/host-tests.log" | head -20
+  fi
+  # The out-of-memory test takes the whole GPU: alone, after the others.
+  if GT_TEST_GPU_EXCLUSIVE=1 "$B/tests/gt_job_tests" --gtest_filter='StreamOom.*' >"$OUT/oom-test.log" 2>&1 &&
+     grep -q '\[  PASSED  \] 1 test' "$OUT/oom-test.log"; then
+    record oom ok "the engine shrank its tiles on a full GPU and finished bit-exact"
+  else
+    record oom FAIL "see oom-test.log"
   fi
   skipped_cuda=$(grep -c 'CudaEngine.*Skipped' "$OUT/host-tests.log")
   [ "$skipped_cuda" -gt 0 ] && record host-cuda FAIL "$skipped_cuda --engine cuda CLI tests skipped on a GPU machine"

@@ -621,18 +621,26 @@ RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
   const HostView* view = m.host_view();
   // Straight DMA into the matrix only when nothing needs to see the writes.
   const bool direct = view && view->pinned && !opts.writer;
-  int lanes = opts.streams > 0 ? opts.streams : kDefaultLanes;
-  const int readers = direct ? 1 : !m.concurrent_io() ? 1 : view ? kMemoryThreads : kIoThreads;
+  // With a journal the one writer thread bounds the run (its copies and the
+  // protocol's fsyncs): two lanes and two readers keep it fed, and larger
+  // tiles (256 MiB: 32 KiB rows at f32) make its copies cheaper. Measured on
+  // 8 GiB f32 (PERF.md run 35): 64 MiB tiles, 4 lanes, 4 readers, batches of
+  // up to 5 pairs took 22.4 s; 256 MiB tiles 17.3 s; the CPU engine (256 MiB,
+  // one pair per batch) 14.1 s.
+  const bool journaled = opts.writer != nullptr && !direct;
+  int lanes = opts.streams > 0 ? opts.streams : journaled ? 2 : kDefaultLanes;
+  const int readers = direct ? 1 : !m.concurrent_io() ? 1 : journaled ? 2 : view ? kMemoryThreads : kIoThreads;
   // A journal orders the writes (one writer, in batches); the plain writer
   // has no order to keep, so several threads write pairs at once.
   const int writers = (!opts.writer && !direct && m.concurrent_io()) ? (view ? kMemoryThreads : kIoThreads) : 1;
-  const int want_slots = lanes + readers + writers + 1;
+  const int want_slots = journaled ? 4 : lanes + readers + writers + 1;
 
   // A lane holds a pair's two tiles and one more for the kernels' output; a
   // slot a pair's two tiles on the host.
   std::uint64_t tile_bytes = dev / (3 * std::uint64_t(lanes));
   if (!direct) tile_bytes = std::min(tile_bytes, host / (2 * std::uint64_t(std::min(want_slots, 4))));
-  if (!opts.chunk_elems) tile_bytes = std::min(tile_bytes, direct ? kMaxTileBytes : kStagedTileBytes);
+  if (!opts.chunk_elems)
+    tile_bytes = std::min(tile_bytes, direct || journaled ? kMaxTileBytes : kStagedTileBytes);
 
   RunReport r = base_report(info, k, "in-place", host, dev);
   const std::uint64_t fixed_block = w->required_block();
@@ -739,11 +747,12 @@ RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
     }
   };
 
-  // One writer: pairs go to the InplaceWriter in order, in batches of the
-  // consecutive pairs already back from the GPU (a journal makes each batch
-  // durable with a few fsyncs, so larger batches cost less).
+  // With one writer, pairs go to the InplaceWriter in order, in batches of
+  // the consecutive pairs already back from the GPU. A journal takes them one
+  // pair at a time, as the CPU engine does (the faster of the two measured:
+  // batches of up to five spent longer in each fsync than they saved).
   // Batching peeks at the next item: one writer thread only.
-  const std::size_t max_batch = writers > 1 ? 1 : std::max(1, slots / 2);
+  const std::size_t max_batch = writers > 1 || journaled ? 1 : std::max(1, slots / 2);
   auto writer = [&] {
     int si;
     std::uint64_t item;

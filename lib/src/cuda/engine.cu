@@ -749,8 +749,8 @@ RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
 
   // With one writer, pairs go to the InplaceWriter in order, in batches of
   // the consecutive pairs already back from the GPU. A journal takes them one
-  // pair at a time, as the CPU engine does (the faster of the two measured:
-  // batches of up to five spent longer in each fsync than they saved).
+  // pair at a time: the CPU engine's setting, which measured fastest in place
+  // (PERF.md, runs 35-36).
   // Batching peeks at the next item: one writer thread only.
   const std::size_t max_batch = writers > 1 || journaled ? 1 : std::max(1, slots / 2);
   auto writer = [&] {

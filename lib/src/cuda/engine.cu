@@ -385,6 +385,16 @@ class Streamer {
     if (auto e = ring_.error()) std::rethrow_exception(e);
   }
 
+  // Runs fn and records its interval in stage `iv` (read or write).
+  template <class F>
+  void timed(Intervals& iv, F&& fn) {
+    const double a = stats_.now();
+    fn();
+    const double b = stats_.now();
+    std::lock_guard<std::mutex> lk(stats_.mu);
+    iv.add(a, b);
+  }
+
   // Times of one slot's trip on the GPU, after its `done` event.
   void account_gpu(Slot& s, std::uint64_t bytes) {
     float a = 0, b = 0, c = 0, d = 0;
@@ -537,13 +547,7 @@ RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts) {
       check_cancel(opts);
       const Tile t = plan->tile_output_order(item);
       Slot& sl = *s->slots_[si];
-      if (!in_direct) {
-        const double a = s->stats_.now();
-        src.read(t.r0, t.c0, t.h, t.w, sl.buf.get(), t.w);
-        const double b = s->stats_.now();
-        std::lock_guard<std::mutex> lk(s->stats_.mu);
-        s->stats_.read.add(a, b);
-      }
+      if (!in_direct) s->timed(s->stats_.read, [&] { src.read(t.r0, t.c0, t.h, t.w, sl.buf.get(), t.w); });
       Lane& ln = *s->lanes_[item % s->lanes_.size()];
       {
         std::lock_guard<std::mutex> lk(ln.mu);
@@ -575,13 +579,7 @@ RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts) {
       GT_CUDA_CHECK(cudaEventSynchronize(sl.done.get()));
       const Tile t = plan->tile_output_order(item);
       s->account_gpu(sl, t.elems() * es);
-      if (!out_direct) {
-        const double a = s->stats_.now();
-        dst.write(t.c0, t.r0, t.w, t.h, sl.buf.get(), t.h);
-        const double b = s->stats_.now();
-        std::lock_guard<std::mutex> lk(s->stats_.mu);
-        s->stats_.write.add(a, b);
-      }
+      if (!out_direct) s->timed(s->stats_.write, [&] { dst.write(t.c0, t.r0, t.w, t.h, sl.buf.get(), t.h); });
       s->ring_.release(si);
       bool band_done = false;
       std::uint64_t done;
@@ -703,14 +701,11 @@ RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
       Slot& sl = *s->slots_[si];
       unsigned char* ha = sl.buf.get();
       unsigned char* hb = ha ? ha + tile : nullptr;
-      if (!direct) {
-        const double t0 = s->stats_.now();
-        m.read(p.a.r0, p.a.c0, p.a.h, p.a.w, ha, p.a.w);
-        if (!p.diagonal()) m.read(p.b.r0, p.b.c0, p.b.h, p.b.w, hb, p.b.w);
-        const double t1 = s->stats_.now();
-        std::lock_guard<std::mutex> lk(s->stats_.mu);
-        s->stats_.read.add(t0, t1);
-      }
+      if (!direct)
+        s->timed(s->stats_.read, [&] {
+          m.read(p.a.r0, p.a.c0, p.a.h, p.a.w, ha, p.a.w);
+          if (!p.diagonal()) m.read(p.b.r0, p.b.c0, p.b.h, p.b.w, hb, p.b.w);
+        });
       Lane& ln = *s->lanes_[item % s->lanes_.size()];
       std::lock_guard<std::mutex> lk(ln.mu);
       cudaStream_t st = ln.stream.get();
@@ -782,13 +777,7 @@ RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
         pw.new_b = p.diagonal() ? sl.buf.get() : sl.buf.get() + tile;
         writes.push_back(pw);
       }
-      if (!direct) {
-        const double t0 = s->stats_.now();
-        w->write_batch(m, writes);
-        const double t1 = s->stats_.now();
-        std::lock_guard<std::mutex> lk(s->stats_.mu);
-        s->stats_.write.add(t0, t1);
-      }
+      if (!direct) s->timed(s->stats_.write, [&] { w->write_batch(m, writes); });
       for (const auto& bi : batch) s->ring_.release(bi.second);
       std::uint64_t done;
       {
@@ -800,11 +789,7 @@ RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
     }
   };
   s->run(readers, writers, reader, writer);
-  {
-    const double t0 = s->stats_.now();
-    w->finish(m);  // the matrix durable, the journal gone
-    s->stats_.write.add(t0, s->stats_.now());
-  }
+  s->timed(s->stats_.write, [&] { w->finish(m); });  // the matrix durable, the journal gone
   if (w->journal_bytes()) r.notes.push_back("journal: " + format_bytes(w->journal_bytes()) + " written for crash safety");
   s->finish_report(r, direct ? 0 : gpu_bytes, direct ? 0 : gpu_bytes, gpu_bytes,
                    std::uint64_t(s->lanes_.size()) * 3 * tile);

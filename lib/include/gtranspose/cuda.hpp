@@ -74,4 +74,9 @@ namespace gt {
 RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts);
 RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts);
 
+// The CUDA engine keeps its last run's pinned staging buffers for the next
+// run in the process (pinning costs about as much as writing the memory
+// once); a run trims them to its own budget first. This frees them now.
+void release_pinned_staging();
+
 }  // namespace gt

@@ -54,7 +54,9 @@ class InplaceWriter {
   // Called once by the engine before any write, with the plan it follows.
   virtual void begin(const InplacePlan& plan) = 0;
   // Writes a batch of consecutive pairs (indices ascending, continuing the
-  // previous batch). Called from one thread at a time.
+  // previous batch). Called from one thread at a time; only the
+  // plain writer, which keeps no state, may be called from several threads
+  // for disjoint pairs (the CUDA engine does so on host memory).
   virtual void write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch) = 0;
   // After the last batch: makes the matrix durable and removes the journal.
   virtual void finish(InplaceMatrix& m) = 0;

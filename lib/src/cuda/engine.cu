@@ -146,6 +146,17 @@ class PinnedPool {
     }
     return out.try_allocate(bytes);
   }
+  // Before a run pins `count` buffers of `bytes`: frees every kept buffer of
+  // another size and any beyond `count`, so a run never holds more pinned
+  // memory than its own budget allows.
+  void trim(std::size_t bytes, std::size_t count) {
+    std::lock_guard<std::mutex> lk(mu_);
+    std::vector<PinnedBuffer> keep;
+    for (auto& k : kept_)
+      if (k.size() == bytes && keep.size() < count) keep.push_back(std::move(k));
+    kept_ = std::move(keep);
+  }
+  void release() { trim(0, 0); }
   void give(PinnedBuffer&& b) {
     if (!b.get()) return;
     std::lock_guard<std::mutex> lk(mu_);
@@ -315,6 +326,7 @@ class Streamer {
   template <class PlanFor>
   std::uint64_t allocate_device(int& lanes, int bufs, std::uint64_t tile_bytes, bool may_shrink, PlanFor plan_for) {
     const std::uint64_t wanted = tile_bytes;
+    const int wanted_lanes = lanes;
     for (;;) {
       const std::uint64_t buf = plan_for(tile_bytes);
       if (allocate_lanes(lanes_, lanes, bufs, std::size_t(buf))) break;
@@ -326,13 +338,19 @@ class Streamer {
         std::size_t free_b = 0, total_b = 0;
         cudaMemGetInfo(&free_b, &total_b);
         throw Error(ErrorKind::cuda, "out of GPU memory: " + std::to_string(bufs) + " buffers of " + format_bytes(buf) +
-                                         " do not fit in the " + format_bytes(free_b) +
-                                         " free; free the GPU or give a smaller --device-mem");
+                                         " do not fit in the " + format_bytes(free_b) + " free; " +
+                                         (may_shrink ? "free the GPU or give a smaller --device-mem"
+                                                     : "the interrupted run's tiles cannot shrink: free the GPU"));
       }
     }
-    if (tile_bytes != wanted)
-      notes_.push_back("the GPU had too little free memory for " + format_bytes(wanted) + " tiles: shrunk to " +
-                       format_bytes(tile_bytes) + " (" + std::to_string(lanes) + " lane" + (lanes > 1 ? "s" : "") + ")");
+    if (tile_bytes != wanted || lanes != wanted_lanes) {
+      // plan_for() re-plans: the final tile last, so the plan stays the final one.
+      const std::uint64_t want_buf = plan_for(wanted);
+      const std::uint64_t got_buf = plan_for(tile_bytes);
+      notes_.push_back("the GPU had too little free memory for " + std::to_string(wanted_lanes) + " lanes of " +
+                       format_bytes(want_buf) + " tiles: shrunk to " + std::to_string(lanes) + " lane" +
+                       (lanes > 1 ? "s" : "") + " of " + format_bytes(got_buf) + " tiles");
+    }
     ref_event_.emplace();
     ref_ = ref_event_->get();
     GT_CUDA_CHECK(cudaEventRecord(ref_, lanes_[0]->stream.get()));
@@ -343,6 +361,7 @@ class Streamer {
   // pinned now (so a failure is reported before any work); the rest by a
   // background thread, handed to the ring as each is ready.
   void allocate_slots(int count, std::size_t bytes) {
+    PinnedPool::get().trim(bytes, std::size_t(count));
     for (int i = 0; i < count; ++i) slots_.push_back(std::make_unique<Slot>());
     if (bytes) {
       const cudaError_t e = PinnedPool::get().take(bytes, slots_[0]->buf);
@@ -378,8 +397,12 @@ class Streamer {
         }
       };
     };
-    for (int i = 0; i < readers; ++i) threads.emplace_back(guarded(read_fn));
-    for (int i = 0; i < writers; ++i) threads.emplace_back(guarded(write_fn));
+    try {
+      for (int i = 0; i < readers; ++i) threads.emplace_back(guarded(read_fn));
+      for (int i = 0; i < writers; ++i) threads.emplace_back(guarded(write_fn));
+    } catch (...) {  // no thread to be had: stop the ones started, then report
+      ring_.fail(std::current_exception());
+    }
     for (auto& t : threads) t.join();
     quiesce();
     if (auto e = ring_.error()) std::rethrow_exception(e);
@@ -456,6 +479,50 @@ class Streamer {
   std::thread pinner_;
 };
 
+// A matrix that allows one call at a time (HDF5 through its library): the
+// reader threads and the writer take turns, call by call, so reads still
+// fall between the journal's writes and fsyncs.
+class TakeTurns final : public InplaceMatrix {
+ public:
+  explicit TakeTurns(InplaceMatrix& m) : m_(m) {}
+  const MatrixInfo& info() const override { return m_.info(); }
+  const Location& location() const override { return m_.location(); }
+  void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+            std::uint64_t ld) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    m_.read(r0, c0, h, w, dst, ld);
+  }
+  void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
+             std::uint64_t ld) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    m_.write(r0, c0, h, w, src, ld);
+  }
+  void flush() override {
+    std::lock_guard<std::mutex> lk(mu_);
+    m_.flush();
+  }
+  void start_writeback(std::uint64_t r0, std::uint64_t h) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    m_.start_writeback(r0, h);
+  }
+  std::uint64_t reserved_bytes() const override { return m_.reserved_bytes(); }
+  const HostView* host_view() const override { return m_.host_view(); }
+  std::string describe() const override { return m_.describe(); }
+
+ private:
+  InplaceMatrix& m_;
+  std::mutex mu_;
+};
+
+// Refuses a named kernel that cannot move this run's tiles before any I/O
+// (a failure at the first launch could leave an unjournaled matrix half done).
+void check_kernel_fits(const kernels::KernelInfo& k, std::uint64_t h, std::uint64_t w, std::size_t es) {
+  std::string why;
+  if (!k.supports(kernels::Problem{h, w, es, w, h}, &why))
+    throw Error(ErrorKind::usage, "kernel '" + std::string(k.name) + "' cannot move this run's " + std::to_string(h) + "x" +
+                                      std::to_string(w) + " tiles: " + why + "; use --kernel auto");
+}
+
 RunReport base_report(const MatrixInfo& info, const kernels::KernelInfo& k, const char* mode, std::uint64_t host,
                       std::uint64_t dev) {
   RunReport r;
@@ -481,6 +548,8 @@ void copy_out(const HostView& v, const Tile& t, const void* d, std::size_t es, c
 }
 
 }  // namespace
+
+void release_pinned_staging() { PinnedPool::get().release(); }
 
 RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts) {
   require_device();
@@ -519,6 +588,7 @@ RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts) {
   };
   s->allocate_device(lanes, 2, tile_bytes, true, plan_for);
   s->ring_.set_items(plan->count());
+  check_kernel_fits(k, plan->tile_h(), plan->tile_w(), es);
 
   const std::size_t buf = std::size_t(plan->tile_h() * plan->tile_w() * es);
   // Never more slots than tiles: pinning a slot that no tile uses is waste.
@@ -582,14 +652,14 @@ RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts) {
       if (!out_direct) s->timed(s->stats_.write, [&] { dst.write(t.c0, t.r0, t.w, t.h, sl.buf.get(), t.h); });
       s->ring_.release(si);
       bool band_done = false;
-      std::uint64_t done;
       {
+        // Under the lock: the callback sees one call at a time, in order.
         std::lock_guard<std::mutex> lk(band_mu);
         band_done = --band_left[t.c0 / plan->tile_w()] == 0;
-        done = s->stats_.done += t.elems() * es;
+        const std::uint64_t done = s->stats_.done += t.elems() * es;
+        if (opts.progress) opts.progress(done, total);
       }
       if (band_done) dst.rows_complete(t.c0, t.w);
-      if (opts.progress) opts.progress(done, total);
     }
   };
   s->run(readers, writers, reader, writer);
@@ -599,8 +669,10 @@ RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts) {
   return r;
 }
 
-RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
+RunReport run_cuda_inplace(InplaceMatrix& matrix, const RunOptions& opts) {
   require_device();
+  std::optional<TakeTurns> turns;
+  InplaceMatrix& m = matrix.concurrent_io() ? matrix : turns.emplace(matrix);
   const MatrixInfo& info = m.info();
   if (info.shape.rows != info.shape.cols)
     throw Error(ErrorKind::usage, "in-place transpose needs a square matrix, not " + to_string(info.shape));
@@ -669,9 +741,12 @@ RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
 
   const std::uint64_t b = plan->block();
   const std::size_t tile = std::size_t(b * b * es);
+  check_kernel_fits(k, b, b, es);
   const int slots = int(std::min<std::uint64_t>(
       std::max<std::uint64_t>(1, plan->count() - first),
-      direct ? 2 * lanes : std::clamp<std::uint64_t>(host / (2 * tile), 2, std::uint64_t(want_slots))));
+      // One slot when the budget holds only one pair (a resumed run's fixed
+      // tiles): slower, never over --host-mem.
+      direct ? 2 * lanes : std::clamp<std::uint64_t>(host / (2 * tile), 1, std::uint64_t(want_slots))));
   s->allocate_slots(slots, direct ? 0 : 2 * tile);
   r.tiles = plan->count();
   r.tile_shape = {b, b};
@@ -691,6 +766,7 @@ RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
   s->stats_.done = moved_before;
   const std::uint64_t total = info.bytes();
   std::uint64_t gpu_bytes = 0;
+  std::mutex progress_mu;
 
   auto reader = [&] {
     int si;
@@ -779,13 +855,16 @@ RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts) {
       }
       if (!direct) s->timed(s->stats_.write, [&] { w->write_batch(m, writes); });
       for (const auto& bi : batch) s->ring_.release(bi.second);
-      std::uint64_t done;
       {
-        std::lock_guard<std::mutex> lk(s->stats_.mu);
-        gpu_bytes += bytes;
-        done = s->stats_.done += bytes;
+        std::lock_guard<std::mutex> lk(progress_mu);  // one call at a time, in order
+        std::uint64_t done;
+        {
+          std::lock_guard<std::mutex> lk2(s->stats_.mu);
+          gpu_bytes += bytes;
+          done = s->stats_.done += bytes;
+        }
+        if (opts.progress) opts.progress(done, total);
       }
-      if (opts.progress) opts.progress(done, total);
     }
   };
   s->run(readers, writers, reader, writer);

@@ -30,5 +30,6 @@ RunReport run_cuda(Source&, Sink&, const RunOptions&) {
 RunReport run_cuda_inplace(InplaceMatrix&, const RunOptions&) {
   throw Error(ErrorKind::no_device, "this gtranspose was built without CUDA: use --engine cpu");
 }
+void release_pinned_staging() {}
 
 }  // namespace gt

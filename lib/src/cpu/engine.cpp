@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/locked_matrix.hpp"
 #include "cpu/engine_detail.hpp"
 #include "cpu/host_buffer.hpp"
 #include "cpu/pipeline.hpp"
@@ -134,36 +135,6 @@ RunReport run_cpu_impl(Source& src, Sink& dst, const RunOptions& opts, EngineSta
 }
 
 namespace {
-
-// The matrix as the in-place writer sees it: every call takes the engine's
-// I/O lock, so the reader thread may read the next pair while the writer
-// waits on the journal's syncs, and never while the matrix is written.
-class LockedMatrix final : public InplaceMatrix {
- public:
-  LockedMatrix(InplaceMatrix& m, std::mutex& mu) : m_(m), mu_(mu) {}
-  const MatrixInfo& info() const override { return m_.info(); }
-  const Location& location() const override { return m_.location(); }
-  void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
-            std::uint64_t ld) override {
-    std::lock_guard<std::mutex> lk(mu_);
-    m_.read(r0, c0, h, w, dst, ld);
-  }
-  void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
-             std::uint64_t ld) override {
-    std::lock_guard<std::mutex> lk(mu_);
-    m_.write(r0, c0, h, w, src, ld);
-  }
-  void flush() override {
-    std::lock_guard<std::mutex> lk(mu_);
-    m_.flush();
-  }
-  std::uint64_t reserved_bytes() const override { return m_.reserved_bytes(); }
-  std::string describe() const override { return m_.describe(); }
-
- private:
-  InplaceMatrix& m_;
-  std::mutex& mu_;
-};
 
 // "<n>M", rounded up: a value the user can pass to --host-mem.
 std::string mib_text(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + "M"; }

@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/locked_matrix.hpp"
 #include "cuda/cuda_util.cuh"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/error.hpp"
@@ -479,41 +480,6 @@ class Streamer {
   std::thread pinner_;
 };
 
-// A matrix that allows one call at a time (HDF5 through its library): the
-// reader threads and the writer take turns, call by call, so reads still
-// fall between the journal's writes and fsyncs.
-class TakeTurns final : public InplaceMatrix {
- public:
-  explicit TakeTurns(InplaceMatrix& m) : m_(m) {}
-  const MatrixInfo& info() const override { return m_.info(); }
-  const Location& location() const override { return m_.location(); }
-  void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
-            std::uint64_t ld) override {
-    std::lock_guard<std::mutex> lk(mu_);
-    m_.read(r0, c0, h, w, dst, ld);
-  }
-  void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
-             std::uint64_t ld) override {
-    std::lock_guard<std::mutex> lk(mu_);
-    m_.write(r0, c0, h, w, src, ld);
-  }
-  void flush() override {
-    std::lock_guard<std::mutex> lk(mu_);
-    m_.flush();
-  }
-  void start_writeback(std::uint64_t r0, std::uint64_t h) override {
-    std::lock_guard<std::mutex> lk(mu_);
-    m_.start_writeback(r0, h);
-  }
-  std::uint64_t reserved_bytes() const override { return m_.reserved_bytes(); }
-  const HostView* host_view() const override { return m_.host_view(); }
-  std::string describe() const override { return m_.describe(); }
-
- private:
-  InplaceMatrix& m_;
-  std::mutex mu_;
-};
-
 // Refuses a named kernel that cannot move this run's tiles before any I/O
 // (a failure at the first launch could leave an unjournaled matrix half done).
 void check_kernel_fits(const kernels::KernelInfo& k, std::uint64_t h, std::uint64_t w, std::size_t es) {
@@ -671,8 +637,11 @@ RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts) {
 
 RunReport run_cuda_inplace(InplaceMatrix& matrix, const RunOptions& opts) {
   require_device();
-  std::optional<TakeTurns> turns;
-  InplaceMatrix& m = matrix.concurrent_io() ? matrix : turns.emplace(matrix);
+  // A matrix that allows one call at a time (HDF5 through its library) is
+  // shared call by call between the reader threads and the writer.
+  std::mutex io_mu;
+  LockedMatrix locked(matrix, io_mu);
+  InplaceMatrix& m = matrix.concurrent_io() ? matrix : static_cast<InplaceMatrix&>(locked);
   const MatrixInfo& info = m.info();
   if (info.shape.rows != info.shape.cols)
     throw Error(ErrorKind::usage, "in-place transpose needs a square matrix, not " + to_string(info.shape));

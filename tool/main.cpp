@@ -216,7 +216,8 @@ int main(int argc, char** argv) {
       if (!in.empty()) throw gt::Error(gt::ErrorKind::usage, "--bench-host takes no files: give --shape and --dtype");
       if (eng == gt::EngineChoice::cpu)
         throw gt::Error(gt::ErrorKind::usage, "--bench-host times the CUDA engine: drop --engine cpu");
-      for (const auto& m : split_list(host_modes))
+      const std::vector<std::string> modes = split_list(host_modes);
+      for (const auto& m : modes)
         if (m != "pinned" && m != "pageable" && m != "inplace-pinned" && m != "inplace-pageable")
           throw gt::Error(gt::ErrorKind::usage, "unknown --host-modes entry '" + m +
                                                     "': use pinned, pageable, inplace-pinned or inplace-pageable");
@@ -230,7 +231,7 @@ int main(int argc, char** argv) {
       b.device_mem = device_bytes;
       b.host_mem = host_bytes;
       b.streams = streams;
-      b.host_modes = host_modes;
+      b.host_modes = modes;
       gt::BenchResult r = gt::run_host_bench(b);
       if (!quiet) std::cout << gt::format_bench(r);
       if (!json.empty()) write_text_file(json, gt::bench_json(r));

@@ -25,8 +25,8 @@ struct BenchOptions {
   std::uint64_t device_mem = 0;  // the engine's device budget (0: its default)
   std::uint64_t host_mem = 0;    // its staging budget (0: its default)
   int streams = 0;               // its lanes (0: its default)
-  // Which runs: any of "pinned", "pageable", "inplace-pinned", "inplace-pageable" (comma-separated).
-  std::string host_modes = "pinned,pageable";
+  // Which runs: any of "pinned", "pageable", "inplace-pinned", "inplace-pageable".
+  std::vector<std::string> host_modes{"pinned", "pageable"};
 };
 
 struct BenchRow {

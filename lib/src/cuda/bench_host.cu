@@ -167,16 +167,8 @@ BenchResult run_host_bench(const BenchOptions& opts) {
   res.reference = "h2d+d2h at once";
   res.seed = opts.seed;
 
-  // Exact entries of the comma-separated list ("inplace-pageable" is not "pageable").
   auto want = [&](const std::string& mode) {
-    std::size_t start = 0;
-    const std::string& l = opts.host_modes;
-    while (start <= l.size()) {
-      const std::size_t end = std::min(l.find(',', start), l.size());
-      if (l.compare(start, end - start, mode) == 0) return true;
-      start = end + 1;
-    }
-    return false;
+    return std::find(opts.host_modes.begin(), opts.host_modes.end(), mode) != opts.host_modes.end();
   };
   const bool square = shape.rows == shape.cols;
   LinkRates link_best;

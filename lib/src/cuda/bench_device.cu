@@ -5,22 +5,14 @@
 #include <string>
 
 #include "bench_cuda.cuh"
+#include "cuda/cuda_util.cuh"
 #include "gtranspose/pattern.hpp"
 #include "gtranspose/sizes.hpp"
 
 namespace gt::bench {
 
-namespace {
-
-const char* base_name(const char* path) {
-  const char* slash = std::strrchr(path, '/');
-  return slash ? slash + 1 : path;
-}
-
-}  // namespace
-
 void throw_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
-  throw Error(ErrorKind::cuda, std::string(call) + " failed at " + base_name(file) + ":" + std::to_string(line) +
+  throw Error(ErrorKind::cuda, std::string(call) + " failed at " + cuda::base_name(file) + ":" + std::to_string(line) +
                                    ": " + cublasGetStatusString(s));
 }
 

@@ -7,14 +7,11 @@
 #include "gtranspose/sizes.hpp"
 
 namespace gt::cuda {
-namespace {
 
 const char* base_name(const char* path) {
   const char* slash = std::strrchr(path, '/');
   return slash ? slash + 1 : path;
 }
-
-}  // namespace
 
 void throw_cuda(cudaError_t e, const char* call, const char* file, int line) {
   cudaGetLastError();

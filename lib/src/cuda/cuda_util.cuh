@@ -12,6 +12,8 @@ namespace gt::cuda {
 // Throws gt::Error(cuda) naming the call, the file and the line; clears a
 // non-sticky error first so later, unrelated calls still work.
 [[noreturn]] void throw_cuda(cudaError_t e, const char* call, const char* file, int line);
+// "engine.cu" for "/path/to/engine.cu": the file named in such messages.
+const char* base_name(const char* path);
 
 }  // namespace gt::cuda
 

@@ -19,18 +19,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Runs fn(r0, r1) over [0, rows) split into one contiguous band per thread.
-template <class F>
-void parallel_rows(std::uint64_t rows, int threads, F&& fn) {
-  int n = int(std::min<std::uint64_t>(rows, std::uint64_t(threads)));
-  cpu::ThreadPool::shared().run(std::max(n, 1), [&](int k) {
-    const std::uint64_t r0 = rows * k / n, r1 = rows * (k + 1) / n;
-    if (r0 < r1) fn(r0, r1);
-  });
-}
-
 void poison(unsigned char* p, std::uint64_t bytes, int threads) {
-  parallel_rows(bytes, threads, [&](std::uint64_t b0, std::uint64_t b1) { std::memset(p + b0, 0xA5, b1 - b0); });
+  cpu::parallel_bands(bytes, threads, [&](std::uint64_t b0, std::uint64_t b1) { std::memset(p + b0, 0xA5, b1 - b0); });
 }
 
 struct Stats {
@@ -66,7 +56,7 @@ BenchResult run_cpu_bench(const BenchOptions& opts) {
   const int threads = cpu::resolve_threads(opts.threads);
 
   cpu::HostBuffer in(bytes), out(bytes);
-  parallel_rows(R, threads, [&](std::uint64_t r0, std::uint64_t r1) {
+  cpu::parallel_bands(R, threads, [&](std::uint64_t r0, std::uint64_t r1) {
     for (std::uint64_t r = r0; r < r1; ++r)
       for (std::uint64_t c = 0; c < C; ++c) pattern_bytes(r, c, opts.seed, es, in.data() + (r * C + c) * es);
   });
@@ -88,7 +78,7 @@ BenchResult run_cpu_bench(const BenchOptions& opts) {
   // The last transpose is still in `out`: element (c, r) must be pattern(r, c).
   std::atomic<std::uint64_t> bad{0};
   std::atomic<std::uint64_t> first_bad{~std::uint64_t(0)};
-  parallel_rows(C, threads, [&](std::uint64_t c0, std::uint64_t c1) {
+  cpu::parallel_bands(C, threads, [&](std::uint64_t c0, std::uint64_t c1) {
     for (std::uint64_t c = c0; c < c1; ++c)
       for (std::uint64_t r = 0; r < R; ++r)
         if (!pattern_matches(out.data() + (c * R + r) * es, r, c, opts.seed, es)) {

@@ -2,6 +2,7 @@
 // after another, so threads are created once and reused rather than spawned
 // per call.
 #pragma once
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -43,5 +44,17 @@ class ThreadPool {
 
 // threads <= 0 means the machine's hardware concurrency (at least 1).
 int resolve_threads(int threads);
+
+// Runs fn(lo, hi) over [0, count) cut into one contiguous band per thread
+// (threads as resolve_threads) on the shared pool: the benches' fill, poison
+// and verify loops.
+template <class F>
+void parallel_bands(std::uint64_t count, int threads, F&& fn) {
+  const int n = int(std::min<std::uint64_t>(count, std::uint64_t(resolve_threads(threads))));
+  ThreadPool::shared().run(n > 0 ? n : 1, [&](int k) {
+    const std::uint64_t lo = count * std::uint64_t(k) / std::uint64_t(n), hi = count * std::uint64_t(k + 1) / std::uint64_t(n);
+    if (lo < hi) fn(lo, hi);
+  });
+}
 
 }  // namespace gt::cpu

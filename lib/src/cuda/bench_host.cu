@@ -13,9 +13,9 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
-#include <thread>
 #include <vector>
 
+#include "cpu/thread_pool.hpp"
 #include "cuda/cuda_util.cuh"
 #include "gtranspose/bench.hpp"
 #include "gtranspose/cuda.hpp"
@@ -29,24 +29,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int host_threads() { return int(std::max(1u, std::min(32u, std::thread::hardware_concurrency()))); }
-
-// fn(r0, r1) over [0, rows) in one band per thread.
-template <class F>
-void parallel_rows(std::uint64_t rows, F fn) {
-  const int n = int(std::min<std::uint64_t>(rows, std::uint64_t(host_threads())));
-  std::vector<std::thread> ts;
-  for (int k = 0; k < n; ++k)
-    ts.emplace_back([=] {
-      const std::uint64_t r0 = rows * std::uint64_t(k) / std::uint64_t(n);
-      const std::uint64_t r1 = rows * std::uint64_t(k + 1) / std::uint64_t(n);
-      if (r0 < r1) fn(r0, r1);
-    });
-  for (auto& t : ts) t.join();
-}
-
 void fill_pattern(unsigned char* p, Shape s, std::size_t es, std::uint64_t seed) {
-  parallel_rows(s.rows, [=](std::uint64_t r0, std::uint64_t r1) {
+  cpu::parallel_bands(s.rows, 0, [=](std::uint64_t r0, std::uint64_t r1) {
     for (std::uint64_t r = r0; r < r1; ++r)
       for (std::uint64_t c = 0; c < s.cols; ++c) pattern_bytes(r, c, seed, es, p + (r * s.cols + c) * es);
   });
@@ -55,7 +39,7 @@ void fill_pattern(unsigned char* p, Shape s, std::size_t es, std::uint64_t seed)
 // True when `out` (cols x rows) is the transpose of the pattern `in` had.
 bool verify_transpose(const unsigned char* out, Shape in, std::size_t es, std::uint64_t seed) {
   std::atomic<bool> ok{true};
-  parallel_rows(in.cols, [&](std::uint64_t c0, std::uint64_t c1) {
+  cpu::parallel_bands(in.cols, 0, [&](std::uint64_t c0, std::uint64_t c1) {
     for (std::uint64_t c = c0; c < c1 && ok.load(std::memory_order_relaxed); ++c)
       for (std::uint64_t r = 0; r < in.rows; ++r)
         if (!pattern_matches(out + (c * in.rows + r) * es, r, c, seed, es)) {
@@ -67,11 +51,7 @@ bool verify_transpose(const unsigned char* out, Shape in, std::size_t es, std::u
 }
 
 void poison(unsigned char* p, std::uint64_t bytes) {
-  parallel_rows(bytes >> 20 ? bytes >> 20 : 1, [=](std::uint64_t a, std::uint64_t b) {
-    const std::uint64_t n = bytes >> 20 ? bytes >> 20 : 1;
-    const std::uint64_t lo = bytes * a / n, hi = bytes * b / n;
-    std::memset(p + lo, 0xA5, hi - lo);
-  });
+  cpu::parallel_bands(bytes, 0, [=](std::uint64_t lo, std::uint64_t hi) { std::memset(p + lo, 0xA5, hi - lo); });
 }
 
 // Host memory for one side of the bench: pinned or pageable, faulted in.

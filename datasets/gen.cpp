@@ -10,11 +10,12 @@
 #include <iostream>
 #include <vector>
 
+#include "common.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/format.hpp"
 #include "gtranspose/pattern.hpp"
 #include "gtranspose/sizes.hpp"
-#include "gtranspose/tempfile.hpp"
+#include "signals.hpp"
 
 namespace {
 
@@ -119,13 +120,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    std::optional<gt::DType> t;
-    if (!dtype.empty()) {
-      t = gt::parse_dtype(dtype);
-      if (!t) throw gt::Error(gt::ErrorKind::usage, "unknown --dtype '" + dtype + "': use one of " + gt::dtype_names());
-    }
-    gt::install_cleanup_handlers();
-    gt::set_interrupt_message("\ngt-gen: interrupted: partial output removed");
+    const std::optional<gt::DType> t = gt::tool::dtype_option(dtype);
+    gt::tool::install_cleanup_handlers();
+    gt::tool::set_interrupt_message("\ngt-gen: interrupted: partial output removed");
     if (!verify_file.empty()) {
       // What the user said, and only that: a raw file needs both, and the
       // formats check either against a file that has its own header.
@@ -138,7 +135,6 @@ int main(int argc, char** argv) {
       throw gt::Error(gt::ErrorKind::usage, "give OUT and --shape ROWSxCOLS (see gt-gen --help)");
     return generate(out, gt::parse_shape(shape), t.value_or(gt::DType::f32), seed, force);
   } catch (const gt::Error& e) {
-    std::cerr << "gt-gen: " << e.what() << "\n";
-    return e.exit_code();
+    return gt::tool::fail("gt-gen", e);
   }
 }

@@ -61,7 +61,7 @@ void launch_copy(const void* in, void* out, const Problem& p, cudaStream_t strea
     copy_kernel<T, ROWS><<<grid_1d(ntr * ntc), block, 0, stream>>>(static_cast<const T*>(in), static_cast<T*>(out), d,
                                                                    ntr, ntc);
   });
-  GT_KLAUNCHED(ROWS ? "copy" : "copy-col");
+  GT_CUDA_LAUNCHED(ROWS ? "copy" : "copy-col");
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ void launch_inplace_swap(const void* in, void*, const Problem& p, cudaStream_t s
     inplace_swap_kernel<T><<<grid_1d(ntr * ntc), block, 0, stream>>>(
         static_cast<T*>(const_cast<void*>(in)), d.rows, d.ld_in, ntr, ntc);
   });
-  GT_KLAUNCHED("inplace-swap");
+  GT_CUDA_LAUNCHED("inplace-swap");
 }
 
 // Pair p of the upper triangle (row-major: row I holds pairs (I, I..nt-1))
@@ -154,7 +154,7 @@ void launch_inplace_elements(void* a, const Dims& d, cudaStream_t stream) {
   while (std::uint64_t(side + 1) * (side + 2) <= cap) ++side;  // side * (side + 1) <= cap
   const std::uint64_t nt = ceil_div(d.rows, side), npairs = nt * (nt + 1) / 2;
   auto kernel = inplace_elements_kernel<S>;
-  GT_KCHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(2 * kElemTileBytes)));
+  GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(2 * kElemTileBytes)));
   kernel<<<grid_1d(npairs), 256, 2 * kElemTileBytes, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, side,
                                                                nt, npairs);
 }
@@ -171,7 +171,7 @@ void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t st
   const std::size_t smem = 2 * Cfg::SMEM;
   auto kernel = inplace_tiled_kernel<Cfg>;
   if (smem > 48 * 1024)
-    GT_KCHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   void* a = const_cast<void*>(in);
   if (!vec16_ok(a, a, d, Cfg::S)) {
     launch_inplace_elements<Cfg::S>(a, d, stream);
@@ -179,7 +179,7 @@ void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t st
     kernel<<<grid_1d(npairs), Cfg::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt,
                                                             npairs);
   }
-  GT_KLAUNCHED("inplace-tiled");
+  GT_CUDA_LAUNCHED("inplace-tiled");
 }
 
 // Tunings: SuperCfg<S, TSR, TSC, THREADS, MINB, A_DOWN, B_ACROSS, STREAM>,

@@ -65,7 +65,7 @@ struct Naive {
       naive_kernel<T, LANES_ON_COLS, U><<<grid_1d(ntr * ntc), block, 0, stream>>>(
           static_cast<const T*>(in), static_cast<T*>(out), d, ntr, ntc);
     });
-    GT_KLAUNCHED(name());
+    GT_CUDA_LAUNCHED(name());
   }
 };
 

@@ -295,11 +295,11 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
     auto kernel = padded_kernel<Cfg>;
     if (Cfg::SMEM > kDefaultSmem)
-      GT_KCHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::SMEM)));
+      GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::SMEM)));
     kernel<<<grid_1d(ntr * ntc), Cfg::THREADS, Cfg::SMEM, stream>>>(static_cast<const unsigned char*>(in),
                                                                    static_cast<unsigned char*>(out), d, ntr, ntc);
   }
-  GT_KLAUNCHED("padded");
+  GT_CUDA_LAUNCHED("padded");
 }
 
 // Tunings: SuperCfg<S, TSR, TSC, THREADS, MINB, A_DOWN, B_ACROSS, STREAM>.

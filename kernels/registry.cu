@@ -10,21 +10,6 @@ namespace gt::kernels {
 
 namespace detail {
 
-void check(cudaError_t e, const char* what, const char* file, int line) {
-  if (e == cudaSuccess) return;
-  // Clear a non-sticky error so the next call does not report it again.
-  cudaGetLastError();
-  throw Error(ErrorKind::cuda, std::string(what) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
-                                   ") at " + file + ":" + std::to_string(line));
-}
-
-void check_launch(const char* kernel, const char* file, int line) {
-  cudaError_t e = cudaGetLastError();
-  if (e == cudaSuccess) return;
-  throw Error(ErrorKind::cuda, std::string("launch of kernel ") + kernel + " failed: " + cudaGetErrorName(e) + " (" +
-                                   cudaGetErrorString(e) + ") at " + file + ":" + std::to_string(line));
-}
-
 namespace {
 bool fail(std::string* why, std::string msg) {
   if (why) *why = std::move(msg);

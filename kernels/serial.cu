@@ -57,7 +57,7 @@ void launch_single_thread(const void* in, void* out, const Problem& p, cudaStrea
     using T = carrier_t<decltype(sz)::value>;
     single_thread_kernel<T><<<1, 1, 0, stream>>>(static_cast<const T*>(in), static_cast<T*>(out), d);
   });
-  GT_KLAUNCHED("single-thread");
+  GT_CUDA_LAUNCHED("single-thread");
 }
 
 void launch_row_per_thread(const void* in, void* out, const Problem& p, cudaStream_t stream) {
@@ -70,7 +70,7 @@ void launch_row_per_thread(const void* in, void* out, const Problem& p, cudaStre
     row_per_thread_kernel<T><<<grid_1d(ceil_div(d.rows, bx)), bx, 0, stream>>>(static_cast<const T*>(in),
                                                                                static_cast<T*>(out), d);
   });
-  GT_KLAUNCHED("row-per-thread");
+  GT_CUDA_LAUNCHED("row-per-thread");
 }
 
 }  // namespace

@@ -104,7 +104,7 @@ void launch_dyn(const void* in, void* out, const Problem& p, cudaStream_t stream
     smem_unroll_pad_dyn_kernel<T><<<grid_1d(ntr * ntc), block, smem, stream>>>(static_cast<const T*>(in),
                                                                                static_cast<T*>(out), d, ntr, ntc);
   });
-  GT_KLAUNCHED("smem-unroll-pad-dyn");
+  GT_CUDA_LAUNCHED("smem-unroll-pad-dyn");
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ void launch_tiled(const void* in, void* out, const Problem& p, cudaStream_t stre
     tiled_kernel<T><<<grid_1d(ntr * ntc), block, 0, stream>>>(static_cast<const T*>(in), static_cast<T*>(out), d, ntr,
                                                               ntc);
   });
-  GT_KLAUNCHED("tiled");
+  GT_CUDA_LAUNCHED("tiled");
 }
 
 }  // namespace

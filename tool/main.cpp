@@ -1,83 +1,26 @@
 // gtranspose: the command line. It parses, calls the library, prints; the
 // work lives in lib/. Every error is one line on stderr and an exit code:
 // 2 for usage errors, 1 for runtime errors, 0 for success.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
-#include <atomic>
-#include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common.hpp"
 #include "gtranspose/bench.hpp"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/job.hpp"
 #include "gtranspose/sizes.hpp"
-#include "gtranspose/tempfile.hpp"
+#include "progress.hpp"
+#include "signals.hpp"
 
 namespace {
 
-// A progress line on stderr, only on a terminal, only once a job has run for
-// a second, at most ten updates a second, cleared when done.
-class Progress {
- public:
-  explicit Progress(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO)) {}
-  ~Progress() { clear(); }
-  void update(std::uint64_t done, std::uint64_t total) {
-    if (!enabled_ || total == 0) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    double f = double(done) / double(total);
-    double s = std::chrono::duration<double>(now - start_).count();
-    int width = 30, fill = int(f * width);
-    std::fprintf(stderr, "\r[%s%s] %5.1f%% %s / %s, %.2f GB/s ", std::string(fill, '#').c_str(),
-                 std::string(width - fill, '.').c_str(), f * 100, gt::format_bytes(done).c_str(),
-                 gt::format_bytes(total).c_str(), s > 0 ? double(done) / s / 1e9 : 0.0);
-    shown_ = true;
-  }
-  void clear() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (shown_) std::fprintf(stderr, "\r%80s\r", "");
-    shown_ = false;
-  }
+using gt::tool::fail;
 
- private:
-  bool enabled_;
-  bool shown_ = false;
-  std::mutex mu_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
-};
-
-// The --json report goes through a temporary beside it too, so a reader
-// never sees half a file. Checked before the job starts (can_create_json), so
-// a bad path fails while the input and output are still untouched.
-void write_text_file(const std::string& path, const std::string& text) {
-  gt::TempPath tmp(path);
-  std::ofstream f(tmp.path(), std::ios::binary | std::ios::trunc);
-  f << text;
-  if (!f.flush()) gt::throw_errno(gt::ErrorKind::output, "cannot write --json file " + path);
-  f.close();
-  tmp.commit();
-}
-
-void check_json_path(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw gt::Error(gt::ErrorKind::usage, "--json " + path + " is a folder: name a file");
-  gt::TempPath probe(path);
-  int fd = ::open(probe.path().c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0) gt::throw_errno(gt::ErrorKind::output, "cannot create the --json file " + path);
-  ::close(fd);
-}
+constexpr const char* kProgram = "gtranspose";
 
 std::string kernel_help() {
   std::string h = "CUDA kernel: auto (fastest for the element size)";
@@ -90,24 +33,7 @@ std::string kernel_help() {
   return h + "; --list-kernels describes them";
 }
 
-int fail(const std::string& msg, int code) {
-  std::cerr << "gtranspose: " << msg << "\n";
-  return code;
-}
-
 }  // namespace
-
-// "a,b,,c" -> {"a", "b", "c"}.
-static std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    const std::size_t end = std::min(s.find(',', start), s.size());
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -118,7 +44,7 @@ int main(int argc, char** argv) {
       "  gtranspose --bench-host [options]    the streaming engine, host memory to host memory\n"
       "Formats by extension: .h5/.hdf5 (FILE.h5:/group/dataset), .npy, anything else raw (needs --shape, --dtype).",
       "gtranspose"};
-  std::string in, out, shape, dtype, engine = "auto", kernel = "auto", json, host_mem, device_mem, chunk;
+  std::string in, out, shape, dtype, engine = "auto", kernel = "auto", json, host_mem, device_mem, tile, chunk;
   bool in_place = false, resume = false, force = false, quiet = false, list = false, bench = false, no_peers = false,
        sweep = false, version = false, bench_host = false;
   std::string host_modes = "pinned,pageable";
@@ -141,7 +67,8 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "print nothing but errors");
   app.add_option("--host-mem", host_mem, "host memory budget, e.g. 512M, 8GiB (default: a quarter of RAM, <= 16 GiB)");
   app.add_option("--device-mem", device_mem, "device memory budget, e.g. 2G (default: half the free memory, <= 4 GiB)");
-  app.add_option("--chunk", chunk, "elements per tile, overriding the planner (K/M/G suffixes)");
+  app.add_option("--tile", tile, "elements per tile, overriding the planner (K/M/G suffixes)");
+  app.add_option("--chunk", chunk, "deprecated: the old name of --tile")->group("");
   app.add_option("--threads", threads, "CPU threads (default: all cores)");
   app.add_option("--streams", streams, "CUDA streams (default: the engine's)");
   app.add_flag("--bench", bench, "time kernels in memory beside a copy of the same size");
@@ -164,7 +91,7 @@ int main(int argc, char** argv) {
     std::cout << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    return fail(std::string(e.what()) + " (see gtranspose --help)", 2);
+    return fail(kProgram, std::string(e.what()) + " (see gtranspose --help)", 2);
   }
 
   try {
@@ -174,23 +101,24 @@ int main(int argc, char** argv) {
     }
     if (list) {
       auto ks = gt::list_kernels();
-      if (ks.empty()) return fail("this gtranspose was built without CUDA: no kernels to list", 1);
+      if (ks.empty()) return fail(kProgram, "this gtranspose was built without CUDA: no kernels to list", 1);
       for (const auto& k : ks) std::printf("  %-22s %-10s %s\n", k.name.c_str(), k.kind.c_str(), k.description.c_str());
       return 0;
     }
 
     const std::uint64_t host_bytes = host_mem.empty() ? 0 : gt::parse_size(host_mem);
     const std::uint64_t device_bytes = device_mem.empty() ? 0 : gt::parse_size(device_mem);
-    const std::uint64_t chunk_elems = chunk.empty() ? 0 : gt::parse_size(chunk);
+    if (!chunk.empty()) {
+      if (!tile.empty()) throw gt::Error(gt::ErrorKind::usage, "give --tile, not --tile and --chunk");
+      std::cerr << "gtranspose: --chunk is deprecated: use --tile (elements per tile)\n";
+      tile = chunk;
+    }
+    const std::uint64_t tile_elems = tile.empty() ? 0 : gt::parse_size(tile);
     if (!host_mem.empty() && host_bytes < (std::uint64_t(1) << 20))
       throw gt::Error(gt::ErrorKind::usage, "--host-mem " + host_mem + " is too small: give at least 1M");
     if (threads < 0 || streams < 0 || reps < 1 || warmup < 0)
       throw gt::Error(gt::ErrorKind::usage, "--threads, --streams and --warmup take numbers >= 0, --reps >= 1");
-    std::optional<gt::DType> dt;
-    if (!dtype.empty()) {
-      dt = gt::parse_dtype(dtype);
-      if (!dt) throw gt::Error(gt::ErrorKind::usage, "unknown --dtype '" + dtype + "': use one of " + gt::dtype_names());
-    }
+    const std::optional<gt::DType> dt = gt::tool::dtype_option(dtype);
     gt::EngineChoice eng = gt::parse_engine(engine);
     // Options that would be accepted and then silently ignored are refused.
     if (bench && bench_host) throw gt::Error(gt::ErrorKind::usage, "give --bench or --bench-host, not both");
@@ -202,21 +130,13 @@ int main(int argc, char** argv) {
         if (app.count(opt)) throw gt::Error(gt::ErrorKind::usage, std::string(opt) + " applies to --bench only");
     if (!bench_host && app.count("--host-modes"))
       throw gt::Error(gt::ErrorKind::usage, "--host-modes applies to --bench-host only");
-    if (app.count("--kernel") && kernel != "auto" && kernel != "all") {
-      bool known = false;
-      for (const auto& k : gt::list_kernels()) known = known || k.name == kernel;
-      if (!known)
-        throw gt::Error(gt::ErrorKind::usage, gt::built_with_cuda()
-                                                  ? "unknown kernel '" + kernel + "': see gtranspose --list-kernels"
-                                                  : "--kernel " + kernel + ": this gtranspose was built without CUDA");
-    }
-    if (!json.empty()) check_json_path(json);
+    if (!json.empty()) gt::tool::check_json_path(json);
 
     if (bench_host) {
       if (!in.empty()) throw gt::Error(gt::ErrorKind::usage, "--bench-host takes no files: give --shape and --dtype");
       if (eng == gt::EngineChoice::cpu)
         throw gt::Error(gt::ErrorKind::usage, "--bench-host times the CUDA engine: drop --engine cpu");
-      const std::vector<std::string> modes = split_list(host_modes);
+      const std::vector<std::string> modes = gt::tool::split_list(host_modes);
       for (const auto& m : modes)
         if (m != "pinned" && m != "pageable" && m != "inplace-pinned" && m != "inplace-pageable")
           throw gt::Error(gt::ErrorKind::usage, "unknown --host-modes entry '" + m +
@@ -234,9 +154,9 @@ int main(int argc, char** argv) {
       b.host_modes = modes;
       gt::BenchResult r = gt::run_host_bench(b);
       if (!quiet) std::cout << gt::format_bench(r);
-      if (!json.empty()) write_text_file(json, gt::bench_json(r));
+      if (!json.empty()) gt::tool::write_text_file(json, gt::bench_json(r));
       for (const auto& row : r.rows)
-        if (!row.verified) return fail("bench-host: " + row.name + ": " + row.note, 1);
+        if (row.status == gt::RowStatus::failed) return fail(kProgram, "bench-host: " + row.name + ": " + row.note, 1);
       return 0;
     }
 
@@ -252,17 +172,15 @@ int main(int argc, char** argv) {
       b.seed = seed;
       b.peers = !no_peers;
       b.sweep = sweep;
-      gt::EngineDecision d = gt::decide_engine(eng);
+      const gt::EngineDecision d = gt::decide_engine(eng);
       if (!d.note.empty() && !quiet) std::cerr << "gtranspose: " << d.note << "\n";
-      gt::BenchResult r = d.engine == gt::EngineChoice::cuda ? gt::run_cuda_bench(b) : gt::run_cpu_bench(b);
+      gt::BenchResult r = d.kind == gt::EngineKind::cuda ? gt::run_cuda_bench(b) : gt::run_cpu_bench(b);
       if (!quiet) std::cout << gt::format_bench(r);
-      if (!json.empty()) write_text_file(json, gt::bench_json(r));
+      if (!json.empty()) gt::tool::write_text_file(json, gt::bench_json(r));
       // A row skipped by design (a kernel that refuses the shape, cuBLAS not
       // installed) is not a failure; a row that ran and came out wrong is.
-      for (const auto& row : r.rows) {
-        const bool skipped = row.note.rfind("skipped", 0) == 0 || row.note.rfind("peers not set up", 0) == 0;
-        if (!row.verified && !skipped) return fail("bench: " + row.name + ": " + row.note, 1);
-      }
+      for (const auto& row : r.rows)
+        if (row.status == gt::RowStatus::failed) return fail(kProgram, "bench: " + row.name + ": " + row.note, 1);
       return 0;
     }
 
@@ -278,26 +196,26 @@ int main(int argc, char** argv) {
     job.engine = eng;
     job.run.host_mem = host_bytes;
     job.run.device_mem = device_bytes;
-    job.run.chunk_elems = chunk_elems;
+    job.run.tile_elems = tile_elems;
     job.run.threads = threads;
     job.run.streams = streams;
     job.run.kernel = kernel;
-    Progress progress(!quiet);
+    gt::tool::Progress progress(!quiet);
     job.run.progress = [&](std::uint64_t d, std::uint64_t t) { progress.update(d, t); };
 
-    gt::install_cleanup_handlers();
-    gt::set_interrupt_message(in_place ? "\ngtranspose: interrupted: " + in +
+    gt::tool::install_cleanup_handlers();
+    gt::tool::set_interrupt_message(in_place ? "\ngtranspose: interrupted: " + in +
                                              " is left partly transposed; its journal lets the same command with "
                                              "--resume finish it"
                                        : std::string("\ngtranspose: interrupted: partial output removed"));
     gt::RunReport r = gt::run_job(job);
     progress.clear();
     if (!quiet) std::cout << gt::format_report(r);
-    if (!json.empty()) write_text_file(json, gt::report_json(r));
+    if (!json.empty()) gt::tool::write_text_file(json, gt::report_json(r));
     return 0;
   } catch (const gt::Error& e) {
-    return fail(e.what(), e.exit_code());
+    return fail(kProgram, e);
   } catch (const std::exception& e) {
-    return fail(e.what(), 1);
+    return fail(kProgram, e.what(), 1);
   }
 }

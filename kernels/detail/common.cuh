@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 
+#include "gtranspose/cuda_check.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/kernels.hpp"
 
@@ -73,14 +74,6 @@ inline unsigned grid_1d(std::uint64_t blocks) {
   constexpr std::uint64_t kMax = 0x7fffffffull;
   return unsigned(blocks < kMax ? blocks : kMax);
 }
-
-// Throws gt::Error(cuda) naming the call, file and line.
-void check(cudaError_t e, const char* what, const char* file, int line);
-// After a launch: a configuration error (grid, shared memory) surfaces here.
-void check_launch(const char* kernel, const char* file, int line);
-
-#define GT_KCHECK(call) ::gt::kernels::detail::check((call), #call, __FILE__, __LINE__)
-#define GT_KLAUNCHED(name) ::gt::kernels::detail::check_launch((name), __FILE__, __LINE__)
 
 // Calls f(std::integral_constant<size_t, S>{}) for the run-time element size,
 // so each kernel is written once as a template on S.

@@ -88,7 +88,7 @@ void launch_element_tile(const char* name, const void* in, void* out, const Dims
     element_tile_kernel<T, O, SIDE, BY><<<grid_1d(ntr * ntc), block, smem, stream>>>(
         static_cast<const T*>(in), static_cast<T*>(out), d, ntr, ntc, pad);
   });
-  GT_KLAUNCHED(name);
+  GT_CUDA_LAUNCHED(name);
 }
 
 }  // namespace gt::kernels::detail

@@ -29,6 +29,13 @@ struct BenchOptions {
   std::vector<std::string> host_modes{"pinned", "pageable"};
 };
 
+// What became of a row: measured and verified; not run by design (a kernel
+// that refuses the shape, a matrix too large for a sweep's device); or
+// failed (wrong result, a CUDA error, or not run because an earlier row
+// broke the context).
+enum class RowStatus { ok, skipped, failed };
+const char* row_status_name(RowStatus s);  // "ok", "skipped", "failed"
+
 struct BenchRow {
   std::string name;       // kernel or peer ("copy", "padded", "cublasSgeam", "memcpy", "cpu-blocked")
   std::string dtype;      // "f32" ...
@@ -38,6 +45,7 @@ struct BenchRow {
   double gbps = 0;        // (read + write bytes) / median time
   double pct_of_copy = 0; // gbps / reference copy's gbps * 100
   bool verified = false;
+  RowStatus status = RowStatus::failed;
   std::string note;       // why a row was skipped or failed verification
 };
 

@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "gtranspose/engine.hpp"
 
 namespace gt {
 
@@ -20,6 +19,9 @@ struct KernelListing {
   std::string name, kind, description;
 };
 std::vector<KernelListing> list_kernels();  // empty in a CPU-only build
+// Whether the kernel registry of this build knows `name` (a CPU-only build
+// knows none); the one check of a kernel name outside the CUDA engine.
+bool kernel_known(const std::string& name);
 
 // What CUDA knows about an address: ordinary (pageable) memory, host memory
 // page-locked by cudaMallocHost or cudaHostRegister, GPU memory, or managed
@@ -63,20 +65,5 @@ class PinnedHostBuffer {
   void* p_ = nullptr;
   std::size_t n_ = 0;
 };
-
-}  // namespace gt
-
-namespace gt {
-
-// The CUDA engine: tiles through the GPU with the named kernel (opts.kernel;
-// "auto" = the fastest for the element size). Throws gt::Error(no_device)
-// without a GPU and gt::Error(usage) for an unknown kernel.
-RunReport run_cuda(Source& src, Sink& dst, const RunOptions& opts);
-RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& opts);
-
-// The CUDA engine keeps its last run's pinned staging buffers for the next
-// run in the process (pinning costs about as much as writing the memory
-// once); a run trims them to its own budget first. This frees them now.
-void release_pinned_staging();
 
 }  // namespace gt

@@ -1,40 +1,76 @@
-// Engines: move a whole matrix from a Source to a Sink (or in place), tile by
-// tile, within the memory budgets. `cpu` is the reference and the fallback;
-// `cuda` streams tiles through the GPU (see cuda.hpp).
+// Engines move a whole matrix from a Source to a Sink (or in place), tile by
+// tile, exactly as a run plan (plan.hpp) says. `cpu` is the reference and the
+// fallback; `cuda` streams tiles through the GPU. One interface, one factory:
+// nothing else in the library asks which engine it is talking to.
+//
+// An engine object may run many times (plan once per run, execute many, as
+// HPTT's plans are reused): the CUDA engine keeps its pinned staging buffers
+// from one run to the next, so a program that transposes again does not pay
+// for pinning again. job.hpp's execute() plans and runs in one call.
 #pragma once
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
-#include "gtranspose/format.hpp"
+#include "gtranspose/inplace_writer.hpp"
+#include "gtranspose/matrix.hpp"
+#include "gtranspose/plan.hpp"
 #include "gtranspose/report.hpp"
 
 namespace gt {
 
-class InplaceWriter;  // journal.hpp
-
 struct RunOptions {
-  std::uint64_t host_mem = 0;     // host budget in bytes (0: default_host_budget())
-  std::uint64_t device_mem = 0;   // device budget in bytes (0: sized from the device)
-  std::uint64_t chunk_elems = 0;  // --chunk, elements per tile (0: the planner's choice)
-  int threads = 0;                // CPU threads (0: hardware concurrency)
-  int streams = 0;                // CUDA streams (0: engine default)
-  std::string kernel = "auto";    // CUDA kernel name
-  // Called from the engine's thread after each tile: (bytes done, bytes total).
+  std::uint64_t host_mem = 0;    // host budget in bytes (0: default_host_budget())
+  std::uint64_t device_mem = 0;  // device budget in bytes (0: default_device_budget())
+  std::uint64_t tile_elems = 0;  // a cap on elements per tile (0: the plan's choice)
+  int threads = 0;               // CPU threads (0: hardware concurrency)
+  int streams = 0;               // CUDA streams (0: the plan's default)
+  std::string kernel = "auto";   // CUDA kernel name ("auto": the fastest for the element size)
+  // Called from an engine thread as tiles finish, one call at a time and in
+  // order: (bytes done, bytes total).
   std::function<void(std::uint64_t, std::uint64_t)> progress;
   // Polled between tiles; when it becomes true the engine stops and throws
   // gt::Error(cancelled).
   const std::atomic<bool>* cancel = nullptr;
-  // In place: what the engine writes through (the crash-safety journal, see
-  // journal.hpp). nullptr: straight to the matrix, then one flush.
-  InplaceWriter* writer = nullptr;
 };
 
-// The CPU engine, out of place. Fills report stages "read", "transpose", "write".
-RunReport run_cpu(Source& src, Sink& dst, const RunOptions& opts);
-// The CPU engine, in place on a square matrix. In-place engines (this one and
-// run_cuda_inplace) flush the matrix before they return: its data is durable.
-RunReport run_cpu_inplace(InplaceMatrix& m, const RunOptions& opts);
+enum class EngineChoice { automatic, cuda, cpu };
+// "auto" | "cuda" | "gpu" | "cpu"; throws gt::Error(usage) otherwise.
+EngineChoice parse_engine(const std::string& name);
+
+// Which engine a choice resolves to, and why ("no CUDA device found: using
+// the CPU engine"). The one place that asks whether a GPU is present.
+// Throws gt::Error(no_device) for EngineChoice::cuda without a usable device.
+struct EngineDecision {
+  EngineKind kind = EngineKind::cpu;
+  std::string note;  // non-empty when automatic fell back to the CPU
+};
+EngineDecision decide_engine(EngineChoice requested);
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual EngineKind kind() const = 0;
+  // What the planner needs of this engine for a run of `elem_size`-byte
+  // elements with `opts`: the kernel it resolves opts.kernel to (an unknown
+  // or unusable name is gt::Error(usage)), the device memory free, threads.
+  virtual EngineCaps caps(const RunOptions& opts, std::size_t elem_size) const = 0;
+  // Out of place: dst = transpose(src), as `plan` says. Throws gt::Error.
+  virtual RunReport run(Source& src, Sink& dst, const RunPlan& plan, const RunOptions& opts) = 0;
+  // In place on a square matrix, through `writer` (which orders and makes
+  // durable the writes); the matrix is durable when it returns.
+  virtual RunReport run_inplace(InplaceMatrix& m, InplaceWriter& writer, const RunPlan& plan,
+                                const RunOptions& opts) = 0;
+  // Frees whatever the engine keeps between runs (the CUDA engine's pinned
+  // staging). The engine stays usable.
+  virtual void release() {}
+};
+
+// The one factory. Throws gt::Error(no_device) for cuda in a build or on a
+// machine without it.
+std::unique_ptr<Engine> make_engine(EngineKind kind);
 
 }  // namespace gt

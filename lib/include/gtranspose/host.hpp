@@ -9,9 +9,18 @@
 // to and from the GPU by DMA directly; pageable memory is staged through the
 // engine's pinned buffers by several threads, so it does not fall to the
 // pageable copy rate. Throws gt::Error like every other entry point.
+//
+// The free functions make an engine for each call, so each call pins its
+// staging anew. A program that transposes many times keeps a Transposer,
+// whose engine keeps its pinned staging from one call to the next:
+//
+//   gt::Transposer t;                       // cuda where a GPU exists, else cpu
+//   for (...) t.transpose(a, b, rows, cols, 4);
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "gtranspose/engine.hpp"
 #include "gtranspose/job.hpp"
@@ -20,7 +29,7 @@
 namespace gt {
 
 struct HostOptions {
-  EngineChoice engine = EngineChoice::automatic;
+  EngineChoice engine = EngineChoice::automatic;  // the free functions' engine (a Transposer has its own)
   RunOptions run;           // budgets, streams, kernel, threads, progress, cancel
   std::uint64_t ld_in = 0;  // leading dimension of the input in elements (0: cols)
   std::uint64_t ld_out = 0; // leading dimension of the output in elements (0: rows)
@@ -31,5 +40,29 @@ RunReport transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t
                     const HostOptions& opts = {});
 // data (n x n, leading dimension opts.ld_in or n) becomes its transpose.
 RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts = {});
+
+// One engine, reused call after call (plan once per call, execute many).
+// Not safe to call from several threads at once.
+class Transposer {
+ public:
+  // Throws gt::Error(no_device) for EngineChoice::cuda without a usable GPU.
+  explicit Transposer(EngineChoice engine = EngineChoice::automatic);
+  ~Transposer();
+  Transposer(Transposer&&) noexcept;
+  Transposer& operator=(Transposer&&) noexcept;
+
+  // As the free functions; opts.engine is not used.
+  RunReport transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                      const HostOptions& opts = {});
+  RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts = {});
+
+  EngineKind kind() const;
+  // Frees the pinned staging kept since the last call (the next call pins again).
+  void release();
+
+ private:
+  std::unique_ptr<Engine> engine_;
+  std::string note_;  // why automatic fell back to the CPU
+};
 
 }  // namespace gt

@@ -2,7 +2,7 @@
 // that a run killed at any moment (kill -9, power loss) loses no element, and
 // the next run with --resume finishes the job bit-exact.
 //
-// An in-place run follows an InplacePlan: pairs of tiles (a, b) in index
+// An in-place run follows an PairGrid: pairs of tiles (a, b) in index
 // order, a = b on the diagonal. Engines read a pair, transpose both tiles and
 // hand the results to InplaceWriter::write_batch(), which owns the order of
 // the writes:
@@ -27,48 +27,10 @@
 #include <string>
 #include <vector>
 
-#include "gtranspose/format.hpp"
-#include "gtranspose/planner.hpp"
+#include "gtranspose/inplace_writer.hpp"
+#include "gtranspose/matrix.hpp"
 
 namespace gt {
-
-// One pair of a batch, as an engine hands it over after transposing.
-struct PairWrite {
-  std::uint64_t index = 0;        // pair index in the plan
-  TilePair pair;
-  const void* new_a = nullptr;    // transpose of tile b: goes where tile a is (a.h x a.w, ld a.w); null on the diagonal
-  const void* new_b = nullptr;    // transpose of tile a: goes where tile b is (b.h x b.w, ld b.w)
-};
-
-// What an in-place engine writes through. The plain writer writes straight
-// to the matrix (host memory, or a run that asked for no journal); the
-// journaled writer follows the protocol above.
-class InplaceWriter {
- public:
-  virtual ~InplaceWriter() = default;
-  // The plan's block (tile side) a resumed run must keep, or 0 when the
-  // engine may choose (a fresh run).
-  virtual std::uint64_t required_block() const { return 0; }
-  // Pairs with an index below this are already done (a resumed run).
-  virtual std::uint64_t first_pair() const { return 0; }
-  // Called once by the engine before any write, with the plan it follows.
-  virtual void begin(const InplacePlan& plan) = 0;
-  // Writes a batch of consecutive pairs (indices ascending, continuing the
-  // previous batch). Called from one thread at a time; only the
-  // plain writer, which keeps no state, may be called from several threads
-  // for disjoint pairs (the CUDA engine does so on host memory).
-  virtual void write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch) = 0;
-  // After the last batch: makes the matrix durable and removes the journal.
-  virtual void finish(InplaceMatrix& m) = 0;
-  // The bytes the journal wrote (0 for the plain writer), for the report.
-  virtual std::uint64_t journal_bytes() const { return 0; }
-  // Seconds spent writing and syncing the journal itself (not the matrix),
-  // for the report's "journal" stage.
-  virtual double journal_seconds() const { return 0; }
-};
-
-// Writes straight to the matrix; finish() flushes it.
-std::unique_ptr<InplaceWriter> plain_inplace_writer();
 
 // The journal's path for a matrix file: "<file>.gtjournal" beside it.
 std::string journal_path(const std::string& matrix_path);

@@ -34,7 +34,8 @@ struct RunReport {
   // other stage hidden behind it), and which stage that was. 0 / "" if n/a.
   double overlap = 0;
   std::string bottleneck;
-  std::uint64_t host_mem_budget = 0, host_mem_peak = 0;    // bytes
+  std::uint64_t host_mem_budget = 0, host_mem_peak = 0;    // bytes (peak: the process's resident set)
+  std::uint64_t host_buffers = 0;  // tile and staging buffers the engine allocated
   std::uint64_t device_mem_budget = 0, device_mem_peak = 0;
   std::vector<std::string> notes;  // e.g. "no GPU found: using the CPU engine"
 

@@ -17,9 +17,8 @@ std::string format_bytes(std::uint64_t bytes);
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what);
 std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, const char* what);
 
-// Physical RAM in bytes (0 if unknown) and a safe default host budget
-// (a quarter of RAM, at least 64 MiB, at most 16 GiB).
+// Physical RAM in bytes (0 if unknown). The default host budget made of it
+// is the run plan's (plan.hpp).
 std::uint64_t physical_ram_bytes();
-std::uint64_t default_host_budget();
 
 }  // namespace gt

@@ -1,5 +1,6 @@
 // Temporary outputs: written under a temporary name beside the final one,
-// renamed only when complete, removed on failure and on SIGINT/SIGTERM.
+// renamed only when complete, removed on failure, and removable from a
+// program's signal handler.
 #pragma once
 #include <string>
 
@@ -30,18 +31,8 @@ class TempPath {
 };
 
 // Unlinks every registered temporary file. Async-signal-safe: only unlink(2)
-// on preallocated storage.
+// on preallocated storage. The library installs no signal handler of its
+// own; a program's handler calls this (tool/signals.cpp does).
 void remove_temp_files_signal_safe() noexcept;
-
-// For programs (the CLI, gt-gen): SIGINT, SIGTERM and SIGHUP unlink every
-// registered temporary file, write the interrupt message (if set) to stderr,
-// and end the process by the same signal. A signal its parent set to be
-// ignored (nohup, `trap '' HUP`) stays ignored. SIGXFSZ is ignored, so a
-// write past a file-size limit fails with EFBIG and takes the ordinary error
-// path (temporary removed, one line, exit 1) instead of killing the process.
-void install_cleanup_handlers();
-// The line the handler writes; copied into static storage (at most 511 bytes
-// are kept). Empty: write nothing.
-void set_interrupt_message(const std::string& message);
 
 }  // namespace gt

@@ -86,10 +86,4 @@ std::uint64_t physical_ram_bytes() {
   return std::uint64_t(pages) * std::uint64_t(page);
 }
 
-std::uint64_t default_host_budget() {
-  std::uint64_t ram = physical_ram_bytes();
-  std::uint64_t b = ram ? ram / 4 : (std::uint64_t(1) << 30);
-  return std::clamp<std::uint64_t>(b, std::uint64_t(64) << 20, std::uint64_t(16) << 30);
-}
-
 }  // namespace gt

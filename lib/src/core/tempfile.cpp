@@ -1,7 +1,6 @@
 #include "gtranspose/tempfile.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <limits.h>
 #include <unistd.h>
 
@@ -76,45 +75,6 @@ void TempPath::commit() {
 void remove_temp_files_signal_safe() noexcept {
   for (auto& s : g_slots)
     if (s.live.load()) ::unlink(s.path);
-}
-
-namespace {
-
-char g_message[512];
-std::atomic<std::size_t> g_message_len{0};
-
-extern "C" void on_cleanup_signal(int sig) {
-  remove_temp_files_signal_safe();
-  std::size_t n = g_message_len.load();
-  if (n) {
-    ssize_t ignored = ::write(STDERR_FILENO, g_message, n);
-    (void)ignored;
-  }
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
-}
-
-}  // namespace
-
-void set_interrupt_message(const std::string& message) {
-  g_message_len.store(0);
-  // Room is kept for the newline the line must end with.
-  std::size_t n = std::min(message.size(), sizeof g_message - 1);
-  std::memcpy(g_message, message.data(), n);
-  if (n && g_message[n - 1] != '\n') g_message[n++] = '\n';
-  g_message_len.store(n);
-}
-
-void install_cleanup_handlers() {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction old {};
-    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-    struct sigaction sa {};
-    sa.sa_handler = on_cleanup_signal;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(sig, &sa, nullptr);
-  }
-  ::signal(SIGXFSZ, SIG_IGN);
 }
 
 }  // namespace gt

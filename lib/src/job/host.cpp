@@ -8,6 +8,8 @@
 
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/error.hpp"
+#include "gtranspose/inplace_writer.hpp"
+#include "gtranspose/job.hpp"
 #include "gtranspose/memory.hpp"
 
 namespace gt {
@@ -59,16 +61,23 @@ HostMemoryKind memory_kind(const char* api, const char* name, const Range& r) {
                                                                                 : HostMemoryKind::pageable;
 }
 
-void finish_report(RunReport& r, const std::string& input, const std::string& output, const EngineDecision& d) {
-  r.input = input;
-  r.output = output;
-  if (!d.note.empty()) r.notes.insert(r.notes.begin(), d.note);
-}
-
 }  // namespace
 
-RunReport transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
-                    const HostOptions& opts) {
+Transposer::Transposer(EngineChoice engine) {
+  const EngineDecision d = decide_engine(engine);
+  engine_ = make_engine(d.kind);
+  note_ = d.note;
+}
+
+Transposer::~Transposer() = default;
+Transposer::Transposer(Transposer&&) noexcept = default;
+Transposer& Transposer::operator=(Transposer&&) noexcept = default;
+
+EngineKind Transposer::kind() const { return engine_->kind(); }
+void Transposer::release() { engine_->release(); }
+
+RunReport Transposer::transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t cols,
+                                std::size_t elem_size, const HostOptions& opts) {
   const char* api = "gt::transpose";
   if (!in) usage(api, "in is a null pointer");
   if (!out) usage(api, "out is a null pointer");
@@ -90,21 +99,19 @@ RunReport transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t
     usage(api, "in and out overlap: give the output its own memory, or use gt::transpose_inplace for a square "
                "matrix");
 
-  const EngineDecision engine = decide_engine(opts.engine);
-  if (engine.engine == EngineChoice::cuda) {
+  if (kind() == EngineKind::cuda) {
     src.memory = memory_kind(api, "input", ri);
     dst.memory = memory_kind(api, "output", ro);
   }
   auto source = memory_source(src);
   auto sink = memory_sink(dst);
-  RunReport r = engine.engine == EngineChoice::cuda ? run_cuda(*source, *sink, opts.run)
-                                                    : run_cpu(*source, *sink, opts.run);
+  RunReport r = execute(*engine_, *source, *sink, opts.run);
   sink->commit();  // nothing to do for memory; kept so a sink is always committed
-  finish_report(r, source->describe(), sink->describe(), engine);
+  if (!note_.empty()) r.notes.insert(r.notes.begin(), note_);
   return r;
 }
 
-RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts) {
+RunReport Transposer::transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts) {
   const char* api = "gt::transpose_inplace";
   if (!data) usage(api, "data is a null pointer");
   check_common(api, n, n, elem_size);
@@ -115,13 +122,21 @@ RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, 
                    std::to_string(m.ld) + ": in place, ld_in is the only one (leave ld_out 0)");
   const Range r = range_of(api, "in-place", m);
 
-  const EngineDecision engine = decide_engine(opts.engine);
-  if (engine.engine == EngineChoice::cuda) m.memory = memory_kind(api, "data", r);
+  if (kind() == EngineKind::cuda) m.memory = memory_kind(api, "data", r);
   auto matrix = memory_inplace(m);
-  RunReport rep = engine.engine == EngineChoice::cuda ? run_cuda_inplace(*matrix, opts.run)
-                                                      : run_cpu_inplace(*matrix, opts.run);
-  finish_report(rep, matrix->describe(), matrix->describe(), engine);
+  auto writer = plain_inplace_writer();
+  RunReport rep = execute_inplace(*engine_, *matrix, *writer, opts.run);
+  if (!note_.empty()) rep.notes.insert(rep.notes.begin(), note_);
   return rep;
+}
+
+RunReport transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                    const HostOptions& opts) {
+  return Transposer(opts.engine).transpose(in, out, rows, cols, elem_size, opts);
+}
+
+RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts) {
+  return Transposer(opts.engine).transpose_inplace(data, n, elem_size, opts);
 }
 
 }  // namespace gt

@@ -1,128 +1,145 @@
+// A whole job (job.hpp): checks, files, the engine, one plan, the run, the
+// commit. The decisions themselves live elsewhere: which engine in
+// engine/factory.cpp, budgets and tiles in plan/run_plan.cpp.
 #include "gtranspose/job.hpp"
 
 #include <sys/stat.h>
 
-#include <chrono>
+#include <memory>
 
-#include "gtranspose/cuda.hpp"
+#include "core/stages.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/journal.hpp"
 #include "gtranspose/sizes.hpp"
 
 namespace gt {
 
-EngineChoice parse_engine(const std::string& name) {
-  if (name == "auto") return EngineChoice::automatic;
-  if (name == "cuda" || name == "gpu") return EngineChoice::cuda;
-  if (name == "cpu") return EngineChoice::cpu;
-  throw Error(ErrorKind::usage, "unknown engine '" + name + "': use auto, cuda or cpu");
-}
-
-EngineDecision decide_engine(EngineChoice requested) {
-  if (requested == EngineChoice::cpu) return {EngineChoice::cpu, ""};
-  std::string why;
-  int n = cuda_device_count(&why);
-  if (n > 0) return {EngineChoice::cuda, ""};
-  if (requested == EngineChoice::cuda)
-    throw Error(ErrorKind::no_device, "--engine cuda: " + why + "; use --engine cpu (or auto) on this machine");
-  return {EngineChoice::cpu, why + ": using the CPU engine"};
-}
-
 namespace {
 
 void check_request(const JobOptions& o) {
-  if (o.input.empty()) throw Error(ErrorKind::usage, "no input given: gtranspose IN OUT, or gtranspose IN --in-place");
+  if (o.input.empty()) throw Error(ErrorKind::usage, "no input given: name the matrix to transpose");
   if (o.in_place && !o.output.empty())
-    throw Error(ErrorKind::usage, "--in-place takes no output file: drop OUT, or drop --in-place");
+    throw Error(ErrorKind::usage, "{in_place} takes no output file: drop the output, or drop {in_place}");
   if (!o.in_place && o.output.empty())
-    throw Error(ErrorKind::usage, "no output given: gtranspose IN OUT, or gtranspose IN --in-place for a square matrix");
+    throw Error(ErrorKind::usage, "no output given: name one, or use {in_place} for a square matrix");
   if (o.resume && !o.in_place)
-    throw Error(ErrorKind::usage, "--resume finishes an interrupted --in-place run: add --in-place, or drop --resume");
+    throw Error(ErrorKind::usage, "{resume} finishes an interrupted {in_place} run: add {in_place}, or drop {resume}");
   if (!o.in_place && same_file(o.input, o.output))
-    throw Error(ErrorKind::usage, "OUT is the same file as IN: name another output, or use --in-place (square matrices)");
+    throw Error(ErrorKind::usage,
+                "the output is the same file as the input: name another output, or use {in_place} (square matrices)");
 }
 
-// Takes what the source holds by itself (an HDF5 chunk cache) out of the
-// host budget the engine may divide; refuses a budget that leaves too little.
-std::uint64_t engine_budget(std::uint64_t host_mem, std::uint64_t reserved, const std::string& what) {
-  if (reserved == 0) return host_mem;
-  if (reserved > host_mem / 2)
-    throw Error(ErrorKind::usage, what + ": stored in chunks that take " + format_bytes(reserved) +
-                                      " of memory to read: give --host-mem of at least " + format_bytes(2 * reserved));
-  return host_mem - reserved;
+SideTraits traits_of(bool concurrent, const HostView* v) {
+  SideTraits t;
+  t.concurrent = concurrent;
+  t.in_memory = v != nullptr;
+  t.pinned = v && v->pinned;
+  return t;
 }
 
-void note_reserved(RunReport& r, std::uint64_t host_mem, std::uint64_t reserved) {
-  r.host_mem_budget = host_mem;
-  if (reserved) r.notes.push_back("HDF5 chunk cache: " + format_bytes(reserved) + " of the host budget");
+void copy_options(PlanRequest& r, const RunOptions& o) {
+  r.host_mem = o.host_mem;
+  r.device_mem = o.device_mem;
+  r.tile_elems = o.tile_elems;
+  r.streams = o.streams;
 }
 
 }  // namespace
 
+PlanRequest plan_request(const Source& src, const Sink& dst, const RunOptions& opts) {
+  PlanRequest r;
+  r.mode = RunMode::out_of_place;
+  r.info = src.info();
+  r.what = src.describe();
+  r.preferred_block = src.preferred_block();
+  // The source's chunk cache and the sink's (a chunked HDF5 output) both
+  // come out of the budget before the engine divides the rest.
+  r.reserved = src.reserved_bytes() + dst.reserved_bytes();
+  r.reserved_what = src.describe() + (dst.reserved_bytes() ? " with its chunked output" : "");
+  r.in = traits_of(src.concurrent_reads(), src.host_view());
+  r.out = traits_of(dst.concurrent_writes(), dst.host_view());
+  copy_options(r, opts);
+  return r;
+}
+
+PlanRequest plan_request(const InplaceMatrix& m, const InplaceWriter& writer, const RunOptions& opts) {
+  PlanRequest r;
+  r.mode = RunMode::in_place;
+  r.info = m.info();
+  r.what = m.describe();
+  r.reserved = m.reserved_bytes();
+  r.reserved_what = m.describe();
+  r.in = traits_of(m.concurrent_io(), m.host_view());
+  r.ordered_writes = writer.ordered();
+  r.resumed_block = writer.required_block();
+  r.first_pair = writer.first_pair();
+  copy_options(r, opts);
+  return r;
+}
+
+RunReport execute(Engine& engine, Source& src, Sink& dst, const RunOptions& opts) {
+  const MatrixInfo& in = src.info();
+  if (dst.info().shape != in.shape.transposed() || dst.info().elem_size != in.elem_size)
+    throw Error(ErrorKind::internal, "output " + to_string(dst.info().shape) + " is not the transpose of input " +
+                                         to_string(in.shape));
+  const RunPlan plan = plan_run(plan_request(src, dst, opts), engine.caps(opts, in.elem_size));
+  RunReport r = engine.run(src, dst, plan, opts);
+  r.input = src.describe();
+  r.output = dst.describe();
+  return r;
+}
+
+RunReport execute_inplace(Engine& engine, InplaceMatrix& m, InplaceWriter& writer, const RunOptions& opts) {
+  const RunPlan plan = plan_run(plan_request(m, writer, opts), engine.caps(opts, m.info().elem_size));
+  RunReport r = engine.run_inplace(m, writer, plan, opts);
+  // The journal's own writes and syncs happened inside the write stage.
+  if (writer.journal_bytes()) {
+    r.stage("journal") = {"journal", writer.journal_seconds(), writer.journal_bytes()};
+    r.notes.push_back("journal: " + format_bytes(writer.journal_bytes()) + " written for crash safety");
+  }
+  r.input = r.output = m.describe();
+  return r;
+}
+
 RunReport run_job(const JobOptions& opts) {
   check_request(opts);
-  EngineDecision engine = decide_engine(opts.engine);
-  RunOptions run = opts.run;
-  if (run.host_mem == 0) run.host_mem = default_host_budget();
+  const EngineDecision decision = decide_engine(opts.engine);
+  std::unique_ptr<Engine> engine = make_engine(decision.kind);
 
   RunReport report;
   if (opts.in_place) {
     auto m = open_inplace(opts.input, opts.open);
-    const std::uint64_t host_mem = run.host_mem;
-    run.host_mem = engine_budget(host_mem, m->reserved_bytes(), m->describe());
-    // The engine writes through the journal beside the file (unless the
-    // caller brought its own writer); with --resume, opening it finishes
-    // the interrupted batch first.
+    // The engine writes through the journal beside the file; with resume,
+    // opening it finishes the interrupted batch first.
     const std::string file = m->location().path;
-    std::unique_ptr<InplaceWriter> journal;
-    if (!run.writer) {
-      journal = open_inplace_journal(*m, file, opts.resume ? ResumeMode::resume : ResumeMode::fresh, run.host_mem);
-      run.writer = journal.get();
-    }
+    auto journal = open_inplace_journal(*m, file, opts.resume ? ResumeMode::resume : ResumeMode::fresh,
+                                        recovery_budget(opts.run.host_mem, m->reserved_bytes()));
     try {
-      report = engine.engine == EngineChoice::cuda ? run_cuda_inplace(*m, run) : run_cpu_inplace(*m, run);
+      report = execute_inplace(*engine, *m, *journal, opts.run);
     } catch (const Error& e) {
       // A run that stopped after it began writing leaves its journal: say
       // how to finish (the matrix is partly transposed until then).
       const std::string jp = journal_path(file);
       struct stat st {};
-      if (journal && e.kind() != ErrorKind::usage && ::lstat(jp.c_str(), &st) == 0)
-        throw Error(e.kind(), std::string(e.what()) + " (" + file + " is partly transposed: its journal " + jp +
-                                  " lets the same command with --resume finish it)");
+      if (e.kind() != ErrorKind::usage && ::lstat(jp.c_str(), &st) == 0)
+        throw Error(e.kind(), e.message() + " (" + file + " is partly transposed: its journal " + jp +
+                                  " lets the same command with {resume} finish it)");
       throw;
-    }
-    note_reserved(report, host_mem, m->reserved_bytes());
-    report.input = report.output = m->describe();
-    if (journal) {
-      if (journal->journal_bytes() && report.stage("journal").bytes == 0)
-        report.stage("journal") = {"journal", journal->journal_seconds(), journal->journal_bytes()};
-      if (journal->first_pair())
-        report.notes.push_back("resumed from the journal: " + std::to_string(journal->first_pair()) + " of " +
-                               std::to_string(report.tiles) + " tile pairs were done before");
     }
   } else {
     auto src = open_source(opts.input, opts.open);
-    const std::uint64_t host_mem = run.host_mem;
     auto sink = create_sink(opts.output, *src, opts.sink);
-    // The source's chunk cache and the sink's (a chunked HDF5 output) both
-    // come out of the budget before the engine divides the rest.
-    const std::uint64_t reserved = src->reserved_bytes() + sink->reserved_bytes();
-    run.host_mem = engine_budget(host_mem, reserved,
-                                 src->describe() + (sink->reserved_bytes() ? " with its chunked output" : ""));
-    auto t0 = std::chrono::steady_clock::now();
-    report = engine.engine == EngineChoice::cuda ? run_cuda(*src, *sink, run) : run_cpu(*src, *sink, run);
-    note_reserved(report, host_mem, reserved);
+    const auto t0 = Clock::now();
+    report = execute(*engine, *src, *sink, opts.run);
     sink->commit();
     // The commit's fsync is part of the job: the wall time counts it.
-    double commit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (commit_s > report.wall_s) {
-      report.stage("commit").busy_s = commit_s - report.wall_s;
-      report.wall_s = commit_s;
+    const double total_s = seconds_between(t0, Clock::now());
+    if (total_s > report.wall_s) {
+      report.stage("commit").busy_s = total_s - report.wall_s;
+      report.wall_s = total_s;
     }
-    report.input = src->describe();
-    report.output = sink->describe();
   }
-  if (!engine.note.empty()) report.notes.insert(report.notes.begin(), engine.note);
+  if (!decision.note.empty()) report.notes.insert(report.notes.begin(), decision.note);
   return report;
 }
 

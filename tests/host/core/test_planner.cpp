@@ -6,18 +6,18 @@
 #include <vector>
 
 #include "gtranspose/error.hpp"
-#include "gtranspose/planner.hpp"
+#include "gtranspose/tiles.hpp"
 
 namespace {
 
-using gt::Plan;
-using gt::PlanRequest;
+using gt::TileGrid;
+using gt::GridRequest;
 using gt::Shape;
 using gt::Tile;
 
-PlanRequest request(std::uint64_t rows, std::uint64_t cols, std::size_t es, std::uint64_t tile_bytes,
+GridRequest request(std::uint64_t rows, std::uint64_t cols, std::size_t es, std::uint64_t tile_bytes,
                     Shape block = {0, 0}, std::uint64_t chunk = 0) {
-  PlanRequest r;
+  GridRequest r;
   r.shape = {rows, cols};
   r.elem_size = es;
   r.tile_bytes = tile_bytes;
@@ -26,7 +26,7 @@ PlanRequest request(std::uint64_t rows, std::uint64_t cols, std::size_t es, std:
   return r;
 }
 
-std::string describe(const PlanRequest& r) {
+std::string describe(const GridRequest& r) {
   return gt::to_string(r.shape) + " es=" + std::to_string(r.elem_size) + " tile_bytes=" +
          std::to_string(r.tile_bytes) + " block=" + gt::to_string(r.preferred_block) + " chunk=" +
          std::to_string(r.chunk_elems);
@@ -35,7 +35,7 @@ std::string describe(const PlanRequest& r) {
 // Walks every tile and proves the tiles partition the matrix: row-major grid
 // order, each tile starting where the previous one ended (so no overlap and
 // no gap), rows of tiles stacked exactly, total area equal to the matrix's.
-void check_partition(const Plan& p, const PlanRequest& req) {
+void check_partition(const TileGrid& p, const GridRequest& req) {
   SCOPED_TRACE(describe(req));
   const std::uint64_t R = req.shape.rows, C = req.shape.cols;
   const std::uint64_t cap = req.chunk_elems ? std::min(req.tile_bytes / req.elem_size, req.chunk_elems)
@@ -69,7 +69,7 @@ void check_partition(const Plan& p, const PlanRequest& req) {
 }
 
 // Counts every element with a bitmap: each covered exactly once.
-void check_bitmap(const Plan& p, const PlanRequest& req) {
+void check_bitmap(const TileGrid& p, const GridRequest& req) {
   SCOPED_TRACE(describe(req));
   const std::uint64_t R = req.shape.rows, C = req.shape.cols;
   std::vector<std::uint8_t> hits(R * C, 0);
@@ -92,8 +92,8 @@ TEST(Planner, SmallShapesCoveredExactlyOnce) {
         for (const Shape& b : blocks)
           for (std::uint64_t chunk : {0, 50}) {
             if (s.rows * s.cols / be > 300000) continue;  // keep the bitmap walk quick
-            const PlanRequest req = request(s.rows, s.cols, es, be * es + (es > 1 ? es - 1 : 0), b, chunk);
-            const Plan p(req);
+            const GridRequest req = request(s.rows, s.cols, es, be * es + (es > 1 ? es - 1 : 0), b, chunk);
+            const TileGrid p(req);
             check_partition(p, req);
             check_bitmap(p, req);
             if (HasFatalFailure()) return;
@@ -102,23 +102,23 @@ TEST(Planner, SmallShapesCoveredExactlyOnce) {
 
 TEST(Planner, LongThinMatricesUseWholeSides) {
   // 3 x 50,000,000: the tile spans all 3 rows and as many columns as fit.
-  PlanRequest req = request(3, 50000000, 4, 1 << 20);
-  Plan a(req);
+  GridRequest req = request(3, 50000000, 4, 1 << 20);
+  TileGrid a(req);
   EXPECT_EQ(a.tile_h(), 3u);
   EXPECT_EQ(a.tile_w() % 64, 0u);
   EXPECT_GE(a.tile_w() * 3 * 4, (1u << 20) - 3 * 64 * 4);
   check_partition(a, req);
   // 50,000,000 x 3: full-width stripes.
   req = request(50000000, 3, 4, 1 << 20);
-  Plan b(req);
+  TileGrid b(req);
   EXPECT_EQ(b.tile_w(), 3u);
   EXPECT_EQ(b.tile_h() % 64, 0u);
   check_partition(b, req);
 }
 
 TEST(Planner, StripesWhenColumnsAreFew) {
-  const PlanRequest req = request(1000000, 100, 4, 4 << 20);
-  const Plan p(req);
+  const GridRequest req = request(1000000, 100, 4, 4 << 20);
+  const TileGrid p(req);
   EXPECT_EQ(p.tile_w(), 100u);
   EXPECT_EQ(p.tile_h() % 64, 0u);
   EXPECT_GT(p.tile_h(), 5000u);  // a run of 5000+ elements per written row
@@ -126,8 +126,8 @@ TEST(Planner, StripesWhenColumnsAreFew) {
 }
 
 TEST(Planner, NearSquareAndAlignedWhenBothSidesAreLarge) {
-  const PlanRequest req = request(100000, 70000, 4, 64 << 20);
-  const Plan p(req);
+  const GridRequest req = request(100000, 70000, 4, 64 << 20);
+  const TileGrid p(req);
   EXPECT_EQ(p.tile_h() % 64, 0u);
   EXPECT_EQ(p.tile_w() % 64, 0u);
   EXPECT_LE(std::max(p.tile_h(), p.tile_w()), 2 * std::min(p.tile_h(), p.tile_w()));
@@ -136,19 +136,19 @@ TEST(Planner, NearSquareAndAlignedWhenBothSidesAreLarge) {
 }
 
 TEST(Planner, HonoursPreferredBlockAndChunk) {
-  PlanRequest req = request(100000, 100000, 4, 64 << 20, {100, 300});
-  Plan p(req);
+  GridRequest req = request(100000, 100000, 4, 64 << 20, {100, 300});
+  TileGrid p(req);
   EXPECT_EQ(p.tile_h() % 100, 0u);
   EXPECT_EQ(p.tile_w() % 300, 0u);
   check_partition(p, req);
   // A chunk larger than the tile cannot be honoured: fall back to 64.
   req = request(100000, 100000, 4, 1 << 20, {5000, 5000});
-  Plan q(req);
+  TileGrid q(req);
   EXPECT_EQ(q.tile_h() % 64, 0u);
   check_partition(q, req);
   // --chunk caps the elements per tile below the byte budget.
   req = request(10000, 10000, 4, 64 << 20, {0, 0}, 100000);
-  Plan c(req);
+  TileGrid c(req);
   EXPECT_LE(c.tile_h() * c.tile_w(), 100000u);
   EXPECT_GT(c.tile_h() * c.tile_w(), 50000u);
   check_partition(c, req);
@@ -159,21 +159,21 @@ TEST(Planner, HonoursPreferredBlockAndChunk) {
 // chunked output (the transposed blocks).
 TEST(Planner, TilesAreWholeBlocksWhereABlockFits) {
   // A row chunk far wider than a square tile: full-width stripes of whole rows.
-  PlanRequest req = request(100000, 100000, 4, 64 << 20, {1, 100000});
-  Plan rows(req);
+  GridRequest req = request(100000, 100000, 4, 64 << 20, {1, 100000});
+  TileGrid rows(req);
   EXPECT_EQ(rows.tile_w(), 100000u);
   EXPECT_EQ(rows.tile_h(), (64u << 20) / 4 / 100000);
   check_partition(rows, req);
   // A tall column chunk, taller than a square tile.
   req = request(50000, 30000, 4, 16 << 20, {10000, 10});
-  Plan cols(req);
+  TileGrid cols(req);
   EXPECT_EQ(cols.tile_h() % 10000, 0u);
   EXPECT_EQ(cols.tile_w() % 10, 0u);
   EXPECT_GT(cols.tile_h() * cols.tile_w() * 4, (16u << 20) * 9 / 10);
   check_partition(cols, req);
   // A chunk as wide as the matrix and a short side: whole-width tiles.
   req = request(1000, 300, 2, 2 * 64 * 300 * 2, {64, 300});  // room for two chunks
-  Plan wide(req);
+  TileGrid wide(req);
   EXPECT_EQ(wide.tile_w(), 300u);
   EXPECT_EQ(wide.tile_h(), 128u);
   check_partition(wide, req);
@@ -186,7 +186,7 @@ TEST(Planner, TilesAreWholeBlocksWhereABlockFits) {
     const std::size_t es = std::size_t(1) << (rng() % 5);
     const std::uint64_t cap = 1 + rng() % 400000;
     req = request(R, C, es, cap * es, block);
-    const Plan p(req);
+    const TileGrid p(req);
     ASSERT_LE(p.tile_h() * p.tile_w(), cap) << describe(req);
     ASSERT_LE(p.tile_h(), R);
     ASSERT_LE(p.tile_w(), C);
@@ -200,20 +200,20 @@ TEST(Planner, TilesAreWholeBlocksWhereABlockFits) {
 
 TEST(Planner, HugeMatricesWith64BitExtents) {
   // 2^40 elements, 1 MiB tiles: four million tiles, all walked.
-  PlanRequest req = request(std::uint64_t(1) << 20, std::uint64_t(1) << 20, 4, 1 << 20);
-  Plan p(req);
+  GridRequest req = request(std::uint64_t(1) << 20, std::uint64_t(1) << 20, 4, 1 << 20);
+  TileGrid p(req);
   EXPECT_EQ(p.count(), (std::uint64_t(1) << 40) / (std::uint64_t(1) << 18));
   check_partition(p, req);
   // A side longer than 2^32 and a tiny budget: too many tiles to walk, so
   // check the grid's arithmetic at its corners and at random places.
   req = request(std::uint64_t(5) << 32, 3, 8, 4096);
-  Plan q(req);
+  TileGrid q(req);
   EXPECT_EQ(q.tile_w(), 3u);
   const Tile last = q.tile(q.count() - 1);
   EXPECT_EQ(last.r0 + last.h, std::uint64_t(5) << 32);
   EXPECT_EQ(last.c0 + last.w, 3u);
   req = request(std::uint64_t(1) << 30, std::uint64_t(1) << 30, 2, 64);
-  Plan h(req);
+  TileGrid h(req);
   std::mt19937_64 rng(7);
   for (int i = 0; i < 1000; ++i) {
     const std::uint64_t k = rng() % h.count();
@@ -229,13 +229,13 @@ TEST(Planner, HugeMatricesWith64BitExtents) {
 
 TEST(Planner, BudgetBelowOneElementIsAUsageError) {
   try {
-    Plan p(request(10, 10, 8, 7));
+    TileGrid p(request(10, 10, 8, 7));
     FAIL() << "expected gt::Error";
   } catch (const gt::Error& e) {
     EXPECT_EQ(e.kind(), gt::ErrorKind::usage);
   }
-  EXPECT_THROW(gt::InplacePlan(10, 16, 15), gt::Error);
-  EXPECT_THROW(Plan(request(0, 10, 4, 1024)), gt::Error);
+  EXPECT_THROW(gt::PairGrid(10, 16, 15), gt::Error);
+  EXPECT_THROW(TileGrid(request(0, 10, 4, 1024)), gt::Error);
 }
 
 // In place: pairs (i, j), i <= j, row-major over the upper triangle; every
@@ -243,7 +243,7 @@ TEST(Planner, BudgetBelowOneElementIsAUsageError) {
 // every element is covered exactly once.
 void check_inplace(std::uint64_t n, std::size_t es, std::uint64_t tile_bytes, bool bitmap) {
   SCOPED_TRACE("n=" + std::to_string(n) + " es=" + std::to_string(es) + " tile_bytes=" + std::to_string(tile_bytes));
-  const gt::InplacePlan p(n, es, tile_bytes);
+  const gt::PairGrid p(n, es, tile_bytes);
   const std::uint64_t b = p.block(), t = p.tiles_per_side();
   ASSERT_LE(b * b * es, tile_bytes);
   ASSERT_EQ(t, (n + b - 1) / b);
@@ -276,7 +276,7 @@ void check_inplace(std::uint64_t n, std::size_t es, std::uint64_t tile_bytes, bo
   for (std::uint64_t x = 0; x < elem_hits.size(); ++x) ASSERT_EQ(elem_hits[x], 1) << "element " << x;
 }
 
-TEST(InplacePlan, PairsCoverTheUpperTriangleOnce) {
+TEST(PairGrid, PairsCoverTheUpperTriangleOnce) {
   for (std::uint64_t n : {1, 2, 3, 63, 64, 65, 200, 1000, 4097})
     for (std::size_t es : {1, 8, 16})
       for (std::uint64_t elems : {1, 4, 9, 4096, 5000, 1 << 20}) {
@@ -285,10 +285,10 @@ TEST(InplacePlan, PairsCoverTheUpperTriangleOnce) {
       }
 }
 
-TEST(InplacePlan, HugeSquare) {
+TEST(PairGrid, HugeSquare) {
   const std::uint64_t n = std::uint64_t(3) << 20;  // 9 * 2^40 elements
   check_inplace(n, 4, 64 << 20, false);
-  const gt::InplacePlan p(n, 4, 4096);
+  const gt::PairGrid p(n, 4, 4096);
   const gt::TilePair last = p.pair(p.count() - 1);
   EXPECT_TRUE(last.diagonal());
   EXPECT_EQ(last.a.r0 + last.a.h, n);

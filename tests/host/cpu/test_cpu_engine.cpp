@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "cpu/engine_detail.hpp"
+#include "engine/cpu/engine_detail.hpp"
 #include "host/cpu/cpu_test_util.hpp"
 #include "gtranspose/cpu_transpose.hpp"
 #include "gtranspose/engine.hpp"
 #include "gtranspose/error.hpp"
-#include "gtranspose/planner.hpp"
+#include "gtranspose/tiles.hpp"
 
 namespace {
 
@@ -293,7 +293,7 @@ TEST(CpuEngineInplace, BitExactUnderManyBudgets) {
         EXPECT_LE(stats.buffer_bytes, budget ? budget : r.host_mem_budget) << what;
         EXPECT_EQ(m.flushes, 1);
         EXPECT_EQ(r.mode, "in-place");
-        const gt::InplacePlan plan(n, es, (budget ? budget : r.host_mem_budget) / gt::cpu::kInplaceBuffers);
+        const gt::PairGrid plan(n, es, (budget ? budget : r.host_mem_budget) / gt::cpu::kInplaceBuffers);
         EXPECT_EQ(r.tiles, plan.count()) << what;
       }
 }

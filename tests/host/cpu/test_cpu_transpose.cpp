@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/tuning.hpp"
+#include "engine/cpu/tuning.hpp"
 #include "host/cpu/cpu_test_util.hpp"
 #include "gtranspose/cpu_transpose.hpp"
 #include "gtranspose/error.hpp"

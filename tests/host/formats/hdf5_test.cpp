@@ -9,7 +9,7 @@
 #include "formats_test_util.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/format.hpp"
-#include "gtranspose/planner.hpp"
+#include "gtranspose/tiles.hpp"
 
 namespace gt::test {
 namespace {
@@ -558,12 +558,12 @@ int read_int_attribute(const std::string& path, const std::string& name, const c
 void write_planned(Source& src, Sink& sink, std::uint64_t tile_bytes) {
   const auto& in = src.info();
   const std::size_t es = in.elem_size;
-  PlanRequest req;
+  GridRequest req;
   req.shape = in.shape;
   req.elem_size = es;
   req.tile_bytes = tile_bytes;
   req.preferred_block = src.preferred_block();
-  const Plan plan(req);
+  const TileGrid plan(req);
   for (std::uint64_t k = 0; k < plan.count(); ++k) {
     const Tile t = plan.tile_output_order(k);
     std::vector<unsigned char> a(t.h * t.w * es);
@@ -710,12 +710,12 @@ TEST(Hdf5, WholeChunkTilesStoreEachChunkOnceAndReadNoneBack) {
         // Source reads decode; count only what the sink does.
         std::vector<unsigned char> all = read_tiled(*src, R, C);
         auto mem = std::make_unique<MemSource>(src->info(), all);
-        PlanRequest req;
+        GridRequest req;
         req.shape = {R, C};
         req.elem_size = 2;
         req.tile_bytes = 48 * 48 * 2;
         req.preferred_block = src->preferred_block();
-        const Plan plan(req);
+        const TileGrid plan(req);
         ASSERT_EQ(plan.tile_h() % 16, 0u);
         ASSERT_EQ(plan.tile_w() % 12, 0u);
         g_encodes = 0;

@@ -13,7 +13,7 @@
 #include "formats_test_util.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/format.hpp"
-#include "gtranspose/planner.hpp"
+#include "gtranspose/tiles.hpp"
 
 namespace gt::test {
 namespace {
@@ -53,11 +53,11 @@ void stream(Source& src, Sink& sink, std::uint64_t tile_bytes) {
   ASSERT_TRUE(sink.concurrent_writes()) << sink.describe();
   const auto& in = src.info();
   const std::size_t es = in.elem_size;
-  PlanRequest req;
+  GridRequest req;
   req.shape = in.shape;
   req.elem_size = es;
   req.tile_bytes = tile_bytes;
-  const Plan plan(req);
+  const TileGrid plan(req);
   ASSERT_GT(plan.tile_cols(), 1u);
   ASSERT_GT(plan.tile_rows(), kThreads);
   std::atomic<int> failures{0};
@@ -147,7 +147,7 @@ TEST(Streaming, InPlaceFromManyThreads) {
     SCOPED_TRACE(name);
     auto mat = open_inplace(dir / name, std::string(name) == "sq.raw" ? raw_opts({N, N}, DType::u32) : OpenOptions{});
     ASSERT_TRUE(mat->concurrent_io());
-    const InplacePlan plan(N, 4, 32 * 32 * 4);
+    const PairGrid plan(N, 4, 32 * 32 * 4);
     ASSERT_GT(plan.count(), 2 * kThreads);
     // Each thread swaps its own pairs: disjoint rectangles, read and written at once.
     std::vector<std::thread> pool;

@@ -29,7 +29,7 @@
 #include "gtranspose/job.hpp"
 #include "gtranspose/journal.hpp"
 #include "host/formats/formats_test_util.hpp"
-#include "job/journal_detail.hpp"
+#include "inplace/journal_detail.hpp"
 
 namespace gt {
 namespace {
@@ -643,8 +643,8 @@ TEST(JournalJob, PlainWriterWritesAndFlushes) {
 void batched_engine(InplaceMatrix& m, InplaceWriter& w, std::uint64_t host_mem, std::uint64_t per_batch) {
   const std::uint64_t n = m.info().shape.rows;
   const std::size_t es = m.info().elem_size;
-  const InplacePlan plan = w.required_block() ? InplacePlan::with_block(n, w.required_block())
-                                              : InplacePlan(n, es, host_mem / 4);
+  const PairGrid plan = w.required_block() ? PairGrid::with_block(n, w.required_block())
+                                              : PairGrid(n, es, host_mem / 4);
   w.begin(plan);
   const std::uint64_t b = plan.block();
   for (std::uint64_t k = w.first_pair(); k < plan.count(); k += per_batch) {
@@ -718,7 +718,7 @@ TEST(JournalBatches, WriterRefusesBatchesThatDoNotContinueThePlan) {
   create(d, c);
   auto m = open_inplace(spec_of(d, c), open_of(c));
   auto w = open_inplace_journal(*m, file_of(d, c), ResumeMode::fresh);
-  const InplacePlan plan = InplacePlan::with_block(40, 8);
+  const PairGrid plan = PairGrid::with_block(40, 8);
   w->begin(plan);
   Bytes tile(8 * 8 * 4);
   const TilePair p1 = plan.pair(1);

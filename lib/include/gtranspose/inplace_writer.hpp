@@ -1,0 +1,54 @@
+// What an in-place engine writes through. An engine reads a pair of tiles,
+// transposes both, and hands the results to an InplaceWriter, which owns the
+// order and the durability of the writes: straight to the matrix (the plain
+// writer), or through the crash-safety journal (journal.hpp).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gtranspose/matrix.hpp"
+#include "gtranspose/tiles.hpp"
+
+namespace gt {
+
+// One pair of a batch, as an engine hands it over after transposing.
+struct PairWrite {
+  std::uint64_t index = 0;        // pair index in the plan
+  TilePair pair;
+  const void* new_a = nullptr;    // transpose of tile b: goes where tile a is (a.h x a.w, ld a.w); null on the diagonal
+  const void* new_b = nullptr;    // transpose of tile a: goes where tile b is (b.h x b.w, ld b.w)
+};
+
+class InplaceWriter {
+ public:
+  virtual ~InplaceWriter() = default;
+  // The plan's block (tile side) a resumed run must keep, or 0 when the
+  // engine may choose (a fresh run).
+  virtual std::uint64_t required_block() const { return 0; }
+  // Pairs with an index below this are already done (a resumed run).
+  virtual std::uint64_t first_pair() const { return 0; }
+  // Called once by the engine before any write, with the plan it follows.
+  virtual void begin(const PairGrid& plan) = 0;
+  // Writes a batch of consecutive pairs (indices ascending, continuing the
+  // previous batch). Called from one thread at a time, unless ordered() is
+  // false: then from several threads at once, for disjoint pairs.
+  virtual void write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch) = 0;
+  // After the last batch: makes the matrix durable and removes the journal.
+  virtual void finish(InplaceMatrix& m) = 0;
+  // True when batches must come in pair order from one thread (a journal);
+  // false lets an engine write pairs from several threads as they finish.
+  virtual bool ordered() const { return true; }
+  // The bytes the journal wrote (0 for the plain writer), for the report.
+  virtual std::uint64_t journal_bytes() const { return 0; }
+  // Seconds spent writing and syncing the journal itself (not the matrix),
+  // for the report's "journal" stage.
+  virtual double journal_seconds() const { return 0; }
+};
+
+// Writes straight to the matrix, in any order and from any number of
+// threads (ordered() is false); finish() flushes it. Host memory, and runs
+// that asked for no crash safety.
+std::unique_ptr<InplaceWriter> plain_inplace_writer();
+
+}  // namespace gt

@@ -1,0 +1,107 @@
+// The three interfaces every format and every engine meet at: a Source is
+// read, a Sink is written, an InplaceMatrix is both (square, in place), and a
+// HostView lets an engine reach a matrix that lies in host memory directly.
+//
+// Every rectangle is given as rows [r0, r0+h) x cols [c0, c0+w) of the
+// matrix, and the memory side is row-major with a leading dimension `ld` in
+// elements (ld >= w): element (i, j) of the rectangle lives at byte offset
+// (i*ld + j)*elem_size of the buffer.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "gtranspose/types.hpp"
+
+namespace gt {
+
+enum class Format { raw, npy, hdf5 };
+const char* format_name(Format f);
+
+// A parsed location: file path, format, and HDF5 dataset path ("" = not given).
+struct Location {
+  std::string path;
+  std::string dataset;
+  Format format = Format::raw;
+};
+// A matrix that lies whole in host memory (the host-memory API's sources and
+// sinks): element (i, j) at data + (i*ld + j)*elem_size. `pinned` means page-
+// locked and registered with CUDA, so the CUDA engine copies it by DMA
+// directly instead of staging it through its own pinned buffers.
+struct HostView {
+  void* data = nullptr;
+  std::uint64_t ld = 0;
+  bool pinned = false;
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual const MatrixInfo& info() const = 0;
+  virtual const Location& location() const = 0;
+  // Reads a rectangle; throws gt::Error(io) on failure. Safe to call from one
+  // thread at a time per Source (engines serialise their reads).
+  virtual void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+                    std::uint64_t ld) = 0;
+  // A block shape that reads efficiently (HDF5: the dataset's chunk shape);
+  // {0,0} when any rectangle is as good as another.
+  virtual Shape preferred_block() const { return {0, 0}; }
+  // Host memory the source holds by itself while it is read (the HDF5 chunk
+  // cache, and the compressed copy of a chunk being decompressed): the job
+  // takes it out of --host-mem before the engine divides the rest.
+  virtual std::uint64_t reserved_bytes() const { return 0; }
+  // True when read() may be called from several threads at once (positioned
+  // I/O); engines then read tiles in parallel. HDF5 takes a global lock: false.
+  virtual bool concurrent_reads() const { return false; }
+  // Non-null for a matrix in host memory (see HostView).
+  virtual const HostView* host_view() const { return nullptr; }
+  // A short human description: "HDF5 dataset /x (f32, 1000x2000) in in.h5".
+  virtual std::string describe() const = 0;
+};
+
+class Sink {
+ public:
+  virtual ~Sink() = default;  // a sink destroyed without commit() removes its temporary file
+  virtual const MatrixInfo& info() const = 0;
+  virtual void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
+                     std::uint64_t ld) = 0;
+  // Flushes, closes, and renames the temporary file to its final name.
+  virtual void commit() = 0;
+  // True when write() may be called from several threads at once.
+  virtual bool concurrent_writes() const { return false; }
+  // A hint: output rows [r0, r0+h) are complete and will not be written
+  // again, so the sink may start writing them back to disk now (raw, .npy:
+  // sync_file_range), which overlaps the disk with the rest of the run and
+  // leaves less for commit()'s fsync. Default: nothing.
+  virtual void rows_complete(std::uint64_t r0, std::uint64_t h) { (void)r0, (void)h; }
+  // Host memory the sink holds by itself while it is written (a chunked HDF5
+  // output's chunk cache and the compressed copy of the chunk being stored):
+  // like Source::reserved_bytes, the job takes it out of --host-mem.
+  virtual std::uint64_t reserved_bytes() const { return 0; }
+  virtual const HostView* host_view() const { return nullptr; }
+  virtual std::string describe() const = 0;
+};
+
+// A square matrix opened for reading and writing in place.
+class InplaceMatrix {
+ public:
+  virtual ~InplaceMatrix() = default;
+  virtual const MatrixInfo& info() const = 0;
+  virtual const Location& location() const = 0;
+  virtual void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+                    std::uint64_t ld) = 0;
+  virtual void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
+                     std::uint64_t ld) = 0;
+  virtual void flush() = 0;  // data durable on return (fsync / H5Fflush)
+  // A hint: rows [r0, r0+h) were just written; the matrix may start writing
+  // them back to disk now, so that the next flush() finds less to do (the
+  // journal's flushes then wait for the tail, not for everything). Default: nothing.
+  virtual void start_writeback(std::uint64_t r0, std::uint64_t h) { (void)r0, (void)h; }
+  virtual std::uint64_t reserved_bytes() const { return 0; }  // as Source::reserved_bytes
+  // True when read() and write() may be called from several threads at once
+  // (on disjoint rectangles).
+  virtual bool concurrent_io() const { return false; }
+  virtual const HostView* host_view() const { return nullptr; }
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace gt

@@ -1,0 +1,175 @@
+// The run plan: every decision about a run's memory and parallelism, made in
+// one place before any byte moves. The job (and the host-memory API, and the
+// benches) call plan_run() once; the engines execute what it returns and
+// decide nothing of their own about budgets, tiles, lanes or threads.
+//
+//   PlanRequest (matrix, formats' traits, the user's options, a resumed block)
+//   + EngineCaps (which engine, its kernel, the device memory free)
+//   -> RunPlan  (budgets, tile grid and order, slots, lanes, threads, notes)
+//
+// Budgets and what they cover:
+//   host_budget   {host_mem}, else a quarter of RAM (64 MiB..16 GiB). It
+//                 covers what the formats hold by themselves (HDF5 chunk
+//                 caches: `reserved`) plus every tile or staging buffer the
+//                 engine allocates (`host_bytes`). Not counted: the program,
+//                 its libraries and the CUDA context.
+//   device_budget {device_mem}, else half the device memory free, at most
+//                 4 GiB. It covers the lanes' tile buffers (`device_bytes`).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gtranspose/tiles.hpp"
+#include "gtranspose/types.hpp"
+
+namespace gt {
+
+enum class EngineKind { cpu, cuda };
+const char* engine_name(EngineKind k);  // "cpu", "cuda"
+
+enum class RunMode { out_of_place, in_place };
+const char* mode_name(RunMode m);  // "out-of-place", "in-place"
+
+// --- the defaults and caps, each with the measurement behind it ---------------
+
+// A quarter of RAM, at least 64 MiB, at most 16 GiB.
+std::uint64_t default_host_budget();
+// Half the device memory free, at most 4 GiB: four lanes of 256 MiB tiles
+// need 2-3 GiB; more buys nothing.
+std::uint64_t default_device_budget(std::uint64_t device_free);
+
+// The largest tile any engine takes unless the user sets {tile}. A 256 MiB
+// tile already gives row segments of 32 KiB (f32) or more, so a larger one
+// buys no longer I/O; it only leaves fewer tiles to overlap reading,
+// transposing and writing, and makes the CUDA engine pin more host memory up
+// front. Measured on the H100 host, 2 GiB raw f32, 16 GiB default budget:
+// one 2 GiB tile (cpu) and two 1 GiB tiles (cuda) ran in 2.6 s and 6.5 s, of
+// which 1.6 s and ~2.8 s were stages or pinning that tiles would have
+// overlapped or avoided (PERF.md run 19).
+constexpr std::uint64_t kMaxTileBytes = std::uint64_t(256) << 20;
+// The largest tile the CUDA engine stages through pinned host memory.
+// Pinning costs about as much as writing the memory once: 12 slots of
+// 256 MiB pinned during a 2 GiB file run cost ~1.5 s of its 3.1 s (PERF.md
+// run 27), while 64 MiB tiles (4096 x 4096 f32) still read and write 16 KiB
+// runs.
+constexpr std::uint64_t kStagedTileBytes = std::uint64_t(64) << 20;
+// The CUDA engine halves its tiles down to this when the device has no room.
+constexpr std::uint64_t kMinTileBytes = std::uint64_t(1) << 20;
+// CUDA streams (lanes) by default.
+constexpr int kDefaultLanes = 4;
+// Reader or writer threads for a file that takes positioned I/O from several
+// threads (raw, .npy, contiguous HDF5), and for pageable host memory, where
+// each thread is one memcpy stream (~2 GB/s each for 16 KiB rows on the H100
+// host: four writers held a 16 GiB pageable run to 14.9 GB/s, PERF.md run 28).
+constexpr int kIoThreads = 4;
+constexpr int kMemoryThreads = 8;
+// Through a journal, the one writer thread bounds the run (its copies and the
+// protocol's fsyncs): two lanes and two readers keep it fed, four slots, one
+// pair a batch, and 256 MiB tiles make its copies cheaper. Measured on 8 GiB
+// f32 (PERF.md runs 35-36): 64 MiB tiles, 4 lanes, batches of up to 5 pairs
+// took 22.4 s; 256 MiB tiles, 2 lanes, one pair a batch 19.1 s.
+constexpr int kJournaledLanes = 2;
+constexpr int kJournaledReaders = 2;
+constexpr int kJournaledSlots = 4;
+
+// --- what the planner is told ---------------------------------------------------
+
+// What the planner needs of an engine. Engine::caps() fills it.
+struct EngineCaps {
+  EngineKind kind = EngineKind::cpu;
+  std::string kernel = "cpu-blocked";  // the transposer the engine will run
+  int threads = 1;                     // CPU: the transposer's worker threads
+  std::uint64_t device_free = 0;       // CUDA: device memory free now, in bytes
+  // CUDA: whether the kernel moves an h x w tile of es-byte elements (and
+  // why not); empty when any tile goes.
+  std::function<bool(std::uint64_t h, std::uint64_t w, std::size_t es, std::string* why)> kernel_fits;
+  std::vector<std::string> notes;      // said in the report (an option this engine does not use)
+};
+
+// What the planner needs of one side of a run (a Source, a Sink, or the
+// in-place matrix).
+struct SideTraits {
+  bool concurrent = false;  // takes calls from several threads at once (positioned I/O)
+  bool in_memory = false;   // a matrix in host memory (HostView)
+  bool pinned = false;      // ... page-locked: the GPU reaches it by DMA
+};
+
+struct PlanRequest {
+  RunMode mode = RunMode::out_of_place;
+  MatrixInfo info;                  // the input (in place: the matrix)
+  std::string what;                 // the matrix, for messages
+  Shape preferred_block{0, 0};      // the source's natural block (HDF5 chunk)
+  std::uint64_t reserved = 0;       // host bytes the formats hold by themselves
+  std::string reserved_what;        // what holds them, for messages
+  SideTraits in, out;               // in place: `in` is the matrix, `out` unused
+  bool ordered_writes = false;      // in place: pairs go to the writer in order from one thread (a journal)
+  std::uint64_t resumed_block = 0;  // in place: the interrupted run's tile side (0: a fresh run)
+  std::uint64_t first_pair = 0;     // in place: pairs already done
+  // The caller's options (0: the defaults above).
+  std::uint64_t host_mem = 0, device_mem = 0, tile_elems = 0;
+  int streams = 0;
+};
+
+// --- what it decides --------------------------------------------------------------
+
+struct RunPlan {
+  PlanRequest request;  // what the plan was made from (plan_smaller starts there)
+  EngineCaps caps;
+  EngineKind engine = EngineKind::cpu;
+  RunMode mode = RunMode::out_of_place;
+  std::string kernel;
+  MatrixInfo info;
+
+  std::uint64_t host_budget = 0;    // the whole host budget
+  std::uint64_t reserved = 0;       // of it, held by the formats
+  std::uint64_t device_budget = 0;  // CUDA only
+  std::uint64_t tile_bytes = 0;     // the bound the tiles were cut to
+
+  // The tiles: a grid out of place, pairs in place (exactly one is set).
+  // Out of place, tiles go in output order (TileGrid::tile_output_order).
+  std::optional<TileGrid> grid;
+  std::optional<PairGrid> pairs;
+  std::uint64_t first_pair = 0;     // in place: where a resumed run goes on
+  Shape tile;                       // the full tile's shape
+  std::uint64_t tiles = 0;          // tiles, or tile pairs
+
+  // How the engine runs it.
+  int threads = 1;                  // CPU: transposer threads
+  int lanes = 0;                    // CUDA: streams, each with its own device buffers
+  int readers = 1, writers = 1;     // I/O threads (the CPU engine: one each)
+  int slots = 1;                    // tiles (in place: pairs) in flight on the host
+  std::uint64_t slot_bytes = 0;     // host memory per slot (0: none, direct DMA)
+  int device_buffers = 0;           // CUDA: tile buffers per lane
+  std::uint64_t device_buffer_bytes = 0;
+  bool direct_in = false, direct_out = false;  // CUDA: DMA straight from / to pinned user memory
+  bool scratch = false;             // CPU in place: a scratch tile for edge pairs
+  std::size_t max_batch = 1;        // in place: pairs per InplaceWriter::write_batch
+  int requested_lanes = 0;          // CUDA: the lanes before any shrinking
+
+  std::uint64_t host_bytes = 0;     // tile and staging buffers the engine allocates
+  std::uint64_t device_bytes = 0;   // device buffers (CUDA)
+  std::vector<std::string> notes;   // for the report
+
+  std::uint64_t tile_buffer_bytes() const { return tile.rows * tile.cols * info.elem_size; }
+};
+
+// The host memory a journal's recovery may use (recovery runs before the
+// run is planned): the host budget less what the formats hold.
+std::uint64_t recovery_budget(std::uint64_t host_mem, std::uint64_t reserved);
+
+// Plans a run. Throws gt::Error(usage) when the budgets cannot hold it (a
+// budget smaller than the formats' reserve, a resumed run's fixed tiles that
+// do not fit, a kernel that cannot move the tiles), naming the parameter to
+// change.
+RunPlan plan_run(const PlanRequest& req, const EngineCaps& caps);
+
+// The next smaller plan after the device could not allocate `failed`'s
+// buffers: tiles halved (down to kMinTileBytes, not for a resumed run), then
+// one lane; nullopt when nothing smaller is left.
+std::optional<RunPlan> plan_smaller(const RunPlan& failed);
+
+}  // namespace gt

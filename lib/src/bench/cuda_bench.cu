@@ -1,0 +1,437 @@
+// `gtranspose --bench` on a GPU: every selected kernel and vendor peer timed
+// in device memory beside a cudaMemcpy D2D of the same bytes, measured in the
+// same run, each result verified on the device from the position pattern.
+//
+// One row's life: poison the output (0xA5), warm up, time `reps` event
+// pairs, then verify the output left by the timed launches. Matrices smaller
+// than kRotateBytes rotate through several buffers, so a launch reads DRAM
+// rather than the L2 that the previous launch filled.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_cuda.cuh"
+#include "gtranspose/bench.hpp"
+#include "gtranspose/cuda.hpp"
+#include "gtranspose/kernels.hpp"
+#include "gtranspose/pattern.hpp"
+#include "gtranspose/sizes.hpp"
+
+namespace gt {
+
+namespace {
+
+using namespace bench;
+
+constexpr const char* kReference = "cudaMemcpy D2D";
+// 128 MiB of input plus as much output is over twice the H100's 50 MB L2.
+constexpr std::uint64_t kRotateBytes = 128ull << 20;
+constexpr std::uint64_t kMaxBuffers = 1024;
+// An event pair adds microseconds of its own (H100, 2026-11-22: a 2048^2 f32
+// D2D copy timed 0.0271 ms alone and 0.0144 ms in batches of 13), so
+// launches shorter than kBatchBelowMs are timed kBatchTargetMs at a time.
+constexpr double kBatchBelowMs = 0.25;
+constexpr double kBatchTargetMs = 1.0;
+constexpr int kMaxBatch = 256;
+// Sweep rows stop adding repetitions after this much timed work, so a
+// sweep over 2^8..2^15 and every kernel stays within a minute or two.
+constexpr double kSweepRowBudgetMs = 100;
+constexpr int kSweepMinReps = 3;
+// The H100 idles at a 345 MHz SM clock (nvidia-smi between runs,
+// 2026-11-22), and a 2048^2 f32 D2D copy timed right after a few short
+// warm-up launches ran at 929 GB/s against 2334 GB/s in an earlier run:
+// every row warms up for this much GPU time first.
+constexpr double kMinWarmupMs = 20;
+constexpr double kMaxWarmupLaunches = 20000;
+// Room left for the CUDA context, cuBLAS and the verification counters.
+constexpr std::uint64_t kMemoryMargin = 256ull << 20;
+
+// Block shapes of the block sweep: seed 004 swept square blocks of 4 to 32
+// and found 256x1 fastest on a Jetson; the rest are the common tilings.
+constexpr unsigned kBlockShapes[][2] = {{32, 8},  {32, 32}, {16, 16}, {8, 8},   {4, 4},   {32, 4},  {32, 16},
+                                        {64, 4},  {64, 8},  {128, 2}, {128, 1}, {256, 1}, {16, 32}, {8, 32}};
+
+// `nbuf` input and output buffers, `stride` bytes apart.
+struct Slabs {
+  std::uint64_t stride = 0;
+  std::uint64_t nbuf = 1;
+  DeviceBuffer in, out;
+};
+
+struct Ctx {
+  const BenchOptions& o;
+  std::size_t es;
+  std::string dtype;
+  std::vector<const kernels::KernelInfo*> kernels;
+  std::string auto_note;  // with --kernel auto: the run that chose the kernel
+  Stream stream;
+  PeerHandles peers;
+  std::uint64_t l2_bytes = 0;
+  std::string broken;  // set once the CUDA context is unusable: later rows are not run
+};
+
+
+BenchRow blank_row(const Ctx& x, const std::string& name, const std::string& config, Shape shape) {
+  BenchRow row;
+  row.name = name;
+  row.dtype = x.dtype;
+  row.shape = shape;
+  row.config = config;
+  return row;
+}
+
+void add_note_to(std::string& notes, const std::string& note) {
+  if (note.empty()) return;
+  notes += notes.empty() ? note : "; " + note;
+}
+
+void add_note(BenchRow& row, const std::string& note) { add_note_to(row.note, note); }
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+float elapsed_ms(const Event& a, const Event& b) {
+  float ms = 0;
+  GT_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
+  return ms;
+}
+
+BenchRow measure(Ctx& x, const Candidate& c, Shape shape, Slabs& s, bool sweep) {
+  BenchRow row = blank_row(x, c.name, c.config, shape);
+  add_note(row, c.note);
+  const std::uint64_t bytes = checked_mul(shape.elems(), x.es, "bench matrix bytes");
+  const bool inplace = c.kind == CandidateKind::inplace;
+  if (!inplace && bytes != s.stride) throw Error(ErrorKind::internal, "bench: buffer stride differs from the matrix");
+  cudaStream_t st = x.stream.get();
+  const auto in_at = [&](std::uint64_t k) { return s.in.get() + (k % s.nbuf) * s.stride; };
+  const auto out_at = [&](std::uint64_t k) { return s.out.get() + (k % s.nbuf) * s.stride; };
+  std::uint64_t k = 0;  // launches so far: each goes to the next buffer
+  const auto launch = [&] {
+    if (inplace)
+      c.launch(out_at(k), nullptr, st);
+    else
+      c.launch(in_at(k), out_at(k), st);
+    ++k;
+  };
+
+  // In place the output buffers are the matrices: give them the pattern, not
+  // zeros. Out of place, poison every output so unwritten elements show.
+  if (inplace) {
+    for (std::uint64_t b = 0; b < s.nbuf; ++b)
+      fill_pattern(out_at(b), shape.rows, shape.cols, x.es, x.o.seed, 1, st);
+  } else {
+    GT_CUDA_CHECK(cudaMemsetAsync(s.out.get(), 0xA5, s.stride * s.nbuf, st));
+  }
+
+  // Warm-up, in two parts. First opts.warmup launches (at least one), so
+  // module loading and cuBLAS's first-call set-up never land in a timed rep.
+  // Then launches until kMinWarmupMs of GPU time has passed, so the clocks
+  // have left idle, and the time of one launch is estimated from those: it
+  // sets the batch and, in sweeps, the number of repetitions.
+  const int warm = std::max(1, x.o.warmup);
+  Event w0, w1, w2;
+  GT_CUDA_CHECK(cudaEventRecord(w0.get(), st));
+  for (int i = 0; i < warm; ++i) launch();
+  GT_CUDA_CHECK(cudaEventRecord(w1.get(), st));
+  GT_CUDA_CHECK(cudaEventSynchronize(w1.get()));
+  const double first_ms = elapsed_ms(w0, w1);
+  const double first_est = std::max(1e-4, first_ms / warm);
+  const int more = int(std::clamp<double>(std::ceil((kMinWarmupMs - first_ms) / first_est), 1, kMaxWarmupLaunches));
+  for (int i = 0; i < more; ++i) launch();
+  GT_CUDA_CHECK(cudaEventRecord(w2.get(), st));
+  GT_CUDA_CHECK(cudaEventSynchronize(w2.get()));
+  const double est = std::max(1e-4, double(elapsed_ms(w1, w2)) / more);
+  int batch = 1;
+  if (est < kBatchBelowMs) batch = int(std::min<double>(kMaxBatch, std::ceil(kBatchTargetMs / est)));
+  int reps = x.o.reps;
+  if (sweep) reps = int(std::clamp<double>(std::floor(kSweepRowBudgetMs / (est * batch)), kSweepMinReps, x.o.reps));
+  reps = std::max(1, reps);
+
+  std::vector<Event> ev(2 * std::size_t(reps));
+  for (int r = 0; r < reps; ++r) {
+    GT_CUDA_CHECK(cudaEventRecord(ev[2 * r].get(), st));
+    for (int j = 0; j < batch; ++j) launch();
+    GT_CUDA_CHECK(cudaEventRecord(ev[2 * r + 1].get(), st));
+  }
+  GT_CUDA_CHECK(cudaStreamSynchronize(st));
+  std::vector<double> ms(reps);
+  for (int r = 0; r < reps; ++r) ms[r] = elapsed_ms(ev[2 * r], ev[2 * r + 1]) / batch;
+  row.median_ms = median_of(ms);
+  row.min_ms = *std::min_element(ms.begin(), ms.end());
+  row.max_ms = *std::max_element(ms.begin(), ms.end());
+  row.gbps = row.median_ms > 0 ? 2.0 * double(bytes) / (row.median_ms * 1e-3) / 1e9 : 0;
+  if (batch > 1) add_note(row, std::to_string(batch) + " launches per event pair");
+
+  VerifySpec v;
+  v.rows = shape.rows;
+  v.cols = shape.cols;
+  v.elem_size = x.es;
+  v.seed = x.o.seed;
+  v.transposed = c.kind != CandidateKind::copy;
+  v.lanes = c.lanes;
+  VerifyResult res;
+  if (inplace) {
+    // Two applications restore the input, so the timed launches prove
+    // nothing: start again from the pattern and apply exactly once.
+    fill_pattern(out_at(0), shape.rows, shape.cols, x.es, x.o.seed, 1, st);
+    c.launch(out_at(0), nullptr, st);
+    res = verify_pattern(out_at(0), v, st);
+  } else {
+    v.matrices = std::min<std::uint64_t>(s.nbuf, k);
+    res = verify_pattern(s.out.get(), v, st);
+  }
+  row.verified = res.mismatches == 0;
+  row.status = row.verified ? RowStatus::ok : RowStatus::failed;
+  if (res.mismatches) {
+    std::string where = "first at out(" + std::to_string(res.first_row) + ", " + std::to_string(res.first_col) + ")";
+    if (s.nbuf > 1) where += " of buffer " + std::to_string(res.first_matrix);
+    add_note(row, "WRONG: " + std::to_string(res.mismatches) + " mismatches, " + where);
+    // Peers run beside any kernel, so `auto` brings them back too.
+    std::string again = "gtranspose --bench --kernel " + (c.from_registry ? c.name : std::string("auto")) +
+                        " --shape " + to_string(shape) + " --dtype " + x.dtype + " --seed " + std::to_string(x.o.seed);
+    if (c.from_registry) again += " --no-peers";
+    if (!c.config.empty()) again += " --sweep (block " + c.config + ")";
+    add_note(row, "reproduce: " + again);
+  }
+  if (res.nan_only) add_note(row, std::to_string(res.nan_only) + " elements differ only in NaN payload");
+  return row;
+}
+
+// A row that was not run, saying why: by design (RowStatus::skipped), or
+// because of a failure (RowStatus::failed).
+BenchRow not_run(const Ctx& x, const Candidate& c, Shape shape, const std::string& why, RowStatus status) {
+  BenchRow row = blank_row(x, c.name, c.config, shape);
+  row.status = status;
+  add_note(row, c.note);
+  add_note(row, why);
+  return row;
+}
+
+// measure(), except that a CUDA failure becomes the row's note. When the
+// failure broke the context (an illegal address, say), every later row says
+// so instead of running: the table so far still comes back.
+BenchRow measure_row(Ctx& x, const Candidate& c, Shape shape, Slabs& s, bool sweep) {
+  if (!x.broken.empty()) return not_run(x, c, shape, "not run: " + x.broken, RowStatus::failed);
+  try {
+    return measure(x, c, shape, s, sweep);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::cuda) throw;
+    BenchRow row = not_run(x, c, shape, std::string("failed: ") + e.what(), RowStatus::failed);
+    cudaGetLastError();
+    const cudaError_t h = cudaDeviceSynchronize();
+    if (h != cudaSuccess) x.broken = "the CUDA context broke during " + c.name + " (" + cudaGetErrorString(h) + ")";
+    return row;
+  }
+}
+
+CandidateKind kind_of(kernels::Kind k) {
+  switch (k) {
+    case kernels::Kind::copy: return CandidateKind::copy;
+    case kernels::Kind::inplace: return CandidateKind::inplace;
+    default: return CandidateKind::transpose;
+  }
+}
+
+Candidate kernel_candidate(const kernels::KernelInfo& k, const kernels::Problem& p, std::string config) {
+  Candidate c;
+  c.name = k.name;
+  c.config = std::move(config);
+  c.kind = kind_of(k.kind);
+  c.from_registry = true;
+  c.launch = [fn = k.launch, p](const void* in, void* out, cudaStream_t st) { fn(in, out, p, st); };
+  return c;
+}
+
+std::uint64_t isqrt(std::uint64_t v) {
+  auto r = static_cast<std::uint64_t>(std::sqrt(double(v)));
+  while (r > 0 && r * r > v) --r;
+  while ((r + 1) * (r + 1) <= v) ++r;
+  return r;
+}
+
+// The shape a kernel runs on in a case of `shape`: in-place kernels need a
+// square, so a rectangular case lends them its buffers as the largest square
+// that fits.
+Shape shape_for(const kernels::KernelInfo& k, Shape shape) {
+  if (k.kind != kernels::Kind::inplace || shape.rows == shape.cols) return shape;
+  // The largest square of no more elements, with its side rounded down to a
+  // multiple of 128 when it is that big: rows whose byte length is not a
+  // multiple of 16 take the kernels' element-wise path (PERF.md), and an
+  // in-place row should measure the path a user's aligned matrix takes.
+  std::uint64_t n = std::max<std::uint64_t>(1, isqrt(shape.elems()));
+  if (n >= 128) n -= n % 128;
+  return {n, n};
+}
+
+kernels::Problem problem_for(const Ctx& x, Shape shape) {
+  kernels::Problem p;
+  p.rows = shape.rows;
+  p.cols = shape.cols;
+  p.elem_size = x.es;
+  return p;
+}
+
+// The first elements of the filled input, copied back and compared with the
+// host's pattern_bytes: the device fill and check write the pattern as whole
+// words, and this keeps them honest against the shared definition.
+void cross_check_fill(const Ctx& x, const Slabs& s, Shape shape) {
+  const std::uint64_t n = std::min<std::uint64_t>(shape.elems(), 64);
+  std::vector<unsigned char> h(n * x.es);
+  GT_CUDA_CHECK(cudaMemcpyAsync(h.data(), s.in.get(), h.size(), cudaMemcpyDeviceToHost, x.stream.get()));
+  GT_CUDA_CHECK(cudaStreamSynchronize(x.stream.get()));
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (!pattern_matches(h.data() + i * x.es, i / shape.cols, i % shape.cols, x.o.seed, x.es))
+      throw Error(ErrorKind::internal, "bench: the device fill disagrees with pattern_bytes at (" +
+                                           std::to_string(i / shape.cols) + ", " + std::to_string(i % shape.cols) +
+                                           ")");
+  }
+}
+
+// One matrix size: the reference copy, every selected kernel, the peers and,
+// when asked, the block-shape sweep. Appends rows and fills their % of copy.
+void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_sweep) {
+  const std::uint64_t bytes = checked_mul(shape.elems(), x.es, "bench matrix bytes");
+  const std::uint64_t nbuf =
+      bytes >= kRotateBytes ? 1 : std::min<std::uint64_t>(kMaxBuffers, (kRotateBytes + bytes - 1) / bytes);
+  const std::uint64_t need = checked_mul(checked_mul(bytes, nbuf, "bench buffers"), 2, "bench buffers");
+  Candidate ref;
+  ref.name = kReference;
+  ref.kind = CandidateKind::copy;
+  ref.launch = [bytes](const void* in, void* o, cudaStream_t st) {
+    GT_CUDA_CHECK(cudaMemcpyAsync(o, in, bytes, cudaMemcpyDeviceToDevice, st));
+  };
+  if (!x.broken.empty()) {
+    out.rows.push_back(not_run(x, ref, shape, "not run: " + x.broken, RowStatus::failed));
+    return;
+  }
+
+  std::size_t free_b = 0, total_b = 0;
+  GT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (need + kMemoryMargin > free_b) {
+    const std::string why = "needs " + format_bytes(need) + " of GPU memory for " + to_string(shape) + " " + x.dtype +
+                            ", " + format_bytes(free_b) + " free";
+    if (!sweep) throw Error(ErrorKind::usage, "the bench " + why + ": choose a smaller --shape");
+    out.rows.push_back(not_run(x, ref, shape, "skipped: " + why, RowStatus::skipped));
+    return;
+  }
+  Slabs s;
+  s.stride = bytes;
+  s.nbuf = nbuf;
+  s.in = DeviceBuffer(bytes * nbuf, "try a smaller --shape");
+  s.out = DeviceBuffer(bytes * nbuf, "try a smaller --shape");
+  fill_pattern(s.in.get(), shape.rows, shape.cols, x.es, x.o.seed, nbuf, x.stream.get());
+  cross_check_fill(x, s, shape);
+
+  const std::size_t first = out.rows.size();
+  out.rows.push_back(measure_row(x, ref, shape, s, sweep));
+  if (nbuf > 1) {
+    add_note(out.rows.back(), "each row rotates " + std::to_string(nbuf) + " buffer pairs (" + format_bytes(need) +
+                                  ") past the " + format_bytes(x.l2_bytes) + " L2");
+  }
+
+  for (const kernels::KernelInfo* k : x.kernels) {
+    const Shape ks = shape_for(*k, shape);
+    const kernels::Problem p = problem_for(x, ks);
+    Candidate c = kernel_candidate(*k, p, "");
+    if (ks != shape) c.note = "square " + to_string(ks) + ": in place needs a square";
+    add_note_to(c.note, x.auto_note);
+    std::string why;
+    if (!k->supports(p, &why)) {
+      out.rows.push_back(
+          not_run(x, c, ks, "skipped: " + (why.empty() ? std::string("not supported") : why), RowStatus::skipped));
+      continue;
+    }
+    out.rows.push_back(measure_row(x, c, ks, s, sweep));
+  }
+
+  if (x.o.peers) {
+    std::vector<Candidate> peers;
+    try {
+      if (x.broken.empty()) peers = make_peers(x.peers, x.stream.get(), shape.rows, shape.cols, x.es, x.dtype);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::cuda) throw;
+      Candidate c;
+      c.name = "cuBLAS";
+      out.rows.push_back(not_run(x, c, shape, std::string("peers not set up: ") + e.what(), RowStatus::skipped));
+    }
+    for (const Candidate& c : peers) out.rows.push_back(measure_row(x, c, shape, s, sweep));
+  }
+
+  if (block_sweep) {
+    // Only kernels that honour a block shape, and only the shapes they
+    // accept: a row per refusal would bury the table.
+    for (const kernels::KernelInfo* k : x.kernels) {
+      if (!k->block_shape) continue;
+      const Shape ks = shape_for(*k, shape);
+      for (const auto& b : kBlockShapes) {
+        kernels::Problem p = problem_for(x, ks);
+        p.block_x = b[0];
+        p.block_y = b[1];
+        if (!k->supports(p, nullptr)) continue;
+        Candidate c = kernel_candidate(*k, p, std::to_string(b[0]) + "x" + std::to_string(b[1]));
+        out.rows.push_back(measure_row(x, c, ks, s, true));
+      }
+    }
+  }
+
+  const double ref_gbps = out.rows[first].gbps;
+  for (std::size_t i = first; i < out.rows.size(); ++i)
+    out.rows[i].pct_of_copy = ref_gbps > 0 ? out.rows[i].gbps / ref_gbps * 100.0 : 0;
+}
+
+std::vector<const kernels::KernelInfo*> select_kernels(const BenchOptions& o, std::size_t es) {
+  std::vector<const kernels::KernelInfo*> ks;
+  if (o.kernel == "all") {
+    for (const auto& k : kernels::registry()) ks.push_back(&k);
+  } else if (o.kernel == "auto") {
+    ks.push_back(&kernels::best(es));
+  } else if (const kernels::KernelInfo* k = kernels::find(o.kernel)) {
+    ks.push_back(k);
+  } else {
+    throw Error(ErrorKind::usage,
+                "unknown kernel '" + o.kernel + "': choose all, auto or one of " + kernels::names());
+  }
+  return ks;
+}
+
+}  // namespace
+
+BenchResult run_cuda_bench(const BenchOptions& o) {
+  if (o.reps < 1) throw Error(ErrorKind::usage, "--reps must be at least 1");
+  if (o.warmup < 0) throw Error(ErrorKind::usage, "--warmup must not be negative");
+  if (o.sweep && (o.sweep_lo < 0 || o.sweep_hi > 20 || o.sweep_lo > o.sweep_hi))
+    throw Error(ErrorKind::usage, "the sweep's sizes must satisfy 0 <= lo <= hi <= 20 (2^lo..2^hi per side)");
+  o.shape.elems();  // throws on a shape whose element count overflows
+  std::string why;
+  if (cuda_device_count(&why) == 0) throw Error(ErrorKind::no_device, "--bench needs a GPU: " + why);
+  GT_CUDA_CHECK(cudaSetDevice(0));
+
+  Ctx x{o, dtype_size(o.dtype), dtype_name(o.dtype), select_kernels(o, dtype_size(o.dtype))};
+  if (o.kernel == "auto") {
+    const kernels::Choice ch = kernels::best_choice(x.es);
+    if (ch.chosen_by) x.auto_note = std::string("auto, chosen by ") + ch.chosen_by;
+  }
+  int l2 = 0;
+  GT_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  x.l2_bytes = std::uint64_t(l2);
+
+  BenchResult r;
+  r.device = cuda_device_name(0);
+  r.reference = kReference;
+  r.seed = o.seed;
+  run_case(x, r, o.shape, false, o.sweep);
+  if (o.sweep) {
+    for (int e = o.sweep_lo; e <= o.sweep_hi; ++e) {
+      const std::uint64_t side = 1ull << e;
+      run_case(x, r, {side, side}, true, false);
+    }
+  }
+  return r;
+}
+
+}  // namespace gt

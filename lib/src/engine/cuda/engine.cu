@@ -1,0 +1,74 @@
+// The CUDA engine object: resolves its kernel from the registry, tells the
+// planner the device memory free, owns the pinned staging it keeps between
+// runs, and hands each run to a driver (out_of_place.cu, in_place.cu).
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+#include "engine/cuda/engine.hpp"
+#include "engine/cuda/staging.cuh"
+#include "engine/cuda/streamer.cuh"
+#include "gtranspose/cuda.hpp"
+#include "gtranspose/error.hpp"
+#include "gtranspose/kernels.hpp"
+
+namespace gt::cuda {
+
+namespace {
+
+// The kernel a run moves its tiles with: the registry's best for the element
+// size, or the one named (which must be an out-of-place transpose).
+const kernels::KernelInfo& pick_kernel(const std::string& name, std::size_t es) {
+  if (name.empty() || name == "auto") return kernels::best(es, kernels::Kind::transpose);
+  const kernels::KernelInfo* k = kernels::find(name);
+  if (!k)
+    throw Error(ErrorKind::usage, "unknown kernel '" + name + "': use one of " + kernels::names(kernels::Kind::transpose));
+  if (k->kind != kernels::Kind::transpose)
+    throw Error(ErrorKind::usage, "kernel '" + name + "' is not an out-of-place transpose: the engine moves tiles with " +
+                                      "one of: " + kernels::names(kernels::Kind::transpose));
+  return *k;
+}
+
+class CudaEngine final : public Engine {
+ public:
+  EngineKind kind() const override { return EngineKind::cuda; }
+
+  EngineCaps caps(const RunOptions& opts, std::size_t elem_size) const override {
+    const kernels::KernelInfo& k = pick_kernel(opts.kernel, elem_size);
+    EngineCaps c;
+    c.kind = EngineKind::cuda;
+    c.kernel = k.name;
+    if (!opts.device_mem) {
+      std::size_t free_b = 0, total_b = 0;
+      GT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+      c.device_free = free_b;
+    }
+    // Refuses, before any I/O, a named kernel that cannot move a run's tiles
+    // (a failure at the first launch could leave an unjournaled matrix half done).
+    c.kernel_fits = [kp = &k](std::uint64_t h, std::uint64_t w, std::size_t es, std::string* why) {
+      return kp->supports(kernels::Problem{h, w, es, w, h}, why);
+    };
+    return c;
+  }
+
+  RunReport run(Source& src, Sink& dst, const RunPlan& plan, const RunOptions& opts) override {
+    return run_out_of_place(pool_, src, dst, plan, opts);
+  }
+
+  RunReport run_inplace(InplaceMatrix& m, InplaceWriter& writer, const RunPlan& plan,
+                        const RunOptions& opts) override {
+    return run_in_place(pool_, m, writer, plan, opts);
+  }
+
+  void release() override { pool_.release(); }
+
+ private:
+  PinnedPool pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cuda_engine() { return std::make_unique<CudaEngine>(); }
+
+}  // namespace gt::cuda

@@ -1,0 +1,287 @@
+// The run plan (plan.hpp): every default, cap and fit check of a run.
+#include <algorithm>
+#include <string>
+
+#include "gtranspose/error.hpp"
+#include "gtranspose/plan.hpp"
+#include "gtranspose/sizes.hpp"
+
+namespace gt {
+
+const char* engine_name(EngineKind k) { return k == EngineKind::cuda ? "cuda" : "cpu"; }
+const char* mode_name(RunMode m) { return m == RunMode::in_place ? "in-place" : "out-of-place"; }
+
+std::uint64_t default_host_budget() {
+  const std::uint64_t ram = physical_ram_bytes();
+  const std::uint64_t b = ram ? ram / 4 : (std::uint64_t(1) << 30);
+  return std::clamp<std::uint64_t>(b, std::uint64_t(64) << 20, std::uint64_t(16) << 30);
+}
+
+std::uint64_t default_device_budget(std::uint64_t device_free) {
+  return std::min<std::uint64_t>(device_free / 2, std::uint64_t(4) << 30);
+}
+
+std::uint64_t recovery_budget(std::uint64_t host_mem, std::uint64_t reserved) {
+  const std::uint64_t host = host_mem ? host_mem : default_host_budget();
+  return host > reserved ? host - reserved : host;
+}
+
+namespace {
+
+// Tile buffers the CPU engine holds: out of place 2 slots of (input tile,
+// output tile); in place 2 slots of (tile, mirror tile) plus one scratch tile
+// for edge pairs, whose tiles are not square and cannot be transposed in
+// their own buffer.
+constexpr unsigned kCpuOutOfPlaceBuffers = 4;
+constexpr unsigned kCpuInplaceBuffers = 5;
+
+// "<n>M", rounded up: a value the user can pass as a budget.
+std::string mib_text(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + "M"; }
+
+std::string plural(std::uint64_t n, const std::string& word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+// What one tile may hold when `buffers` of them share `budget`: the share,
+// capped at kMaxTileBytes unless the user chose the tile size.
+std::uint64_t share_of(std::uint64_t budget, unsigned buffers, std::uint64_t tile_elems) {
+  const std::uint64_t share = budget / buffers;
+  return tile_elems || share < kMaxTileBytes ? share : kMaxTileBytes;
+}
+
+struct Budgets {
+  std::uint64_t host = 0;    // the whole host budget
+  std::uint64_t engine = 0;  // what is left for the engine's buffers
+  std::uint64_t device = 0;
+};
+
+Budgets budgets_of(const PlanRequest& req, const EngineCaps& caps) {
+  Budgets b;
+  b.host = req.host_mem ? req.host_mem : default_host_budget();
+  // What the formats hold by themselves (HDF5 chunk caches) comes out of the
+  // host budget first; a budget it would mostly fill is refused.
+  if (req.reserved > b.host / 2)
+    throw Error(ErrorKind::usage, req.reserved_what + ": stored in chunks that take " + format_bytes(req.reserved) +
+                                      " of memory to read: give {host_mem} of at least " +
+                                      format_bytes(2 * req.reserved));
+  b.engine = b.host - req.reserved;
+  if (caps.kind == EngineKind::cuda) b.device = req.device_mem ? req.device_mem : default_device_budget(caps.device_free);
+  return b;
+}
+
+// A resumed run keeps the tiles its journal was written with: refuses a
+// budget they do not fit, naming the budget that would.
+void require_resumed_fit(const PlanRequest& req, std::uint64_t need, std::uint64_t have, const char* param) {
+  if (need <= have) return;
+  const std::uint64_t b = req.resumed_block;
+  const std::uint64_t give = need + (std::string(param) == "host_mem" ? req.reserved : 0);
+  throw Error(ErrorKind::usage, "the journal of " + req.what + " was written with " + std::to_string(b) + "x" +
+                                    std::to_string(b) + " tiles, which need {" + param + "} " + mib_text(give) +
+                                    " or more: rerun with {resume} {" + param + "} " + mib_text(give));
+}
+
+void check_kernel(const EngineCaps& caps, std::uint64_t h, std::uint64_t w, std::size_t es) {
+  std::string why;
+  if (caps.kernel_fits && !caps.kernel_fits(h, w, es, &why))
+    throw Error(ErrorKind::usage, "kernel '" + caps.kernel + "' cannot move this run's " + std::to_string(h) + "x" +
+                                      std::to_string(w) + " tiles: " + why + "; use {kernel} auto");
+}
+
+RunPlan base_plan(const PlanRequest& req, const EngineCaps& caps, const Budgets& b) {
+  if (!supported_elem_size(req.info.elem_size))
+    throw Error(ErrorKind::usage, "unsupported element size " + std::to_string(req.info.elem_size) + " bytes");
+  if (req.mode == RunMode::in_place && req.info.shape.rows != req.info.shape.cols)
+    throw Error(ErrorKind::usage, "in-place transpose needs a square matrix, not " + to_string(req.info.shape));
+  RunPlan p;
+  p.request = req;
+  p.caps = caps;
+  p.engine = caps.kind;
+  p.mode = req.mode;
+  p.kernel = caps.kernel;
+  p.info = req.info;
+  p.host_budget = b.host;
+  p.reserved = req.reserved;
+  p.device_budget = b.device;
+  p.notes = caps.notes;
+  if (req.reserved) p.notes.push_back("HDF5 chunk cache: " + format_bytes(req.reserved) + " of the host budget");
+  return p;
+}
+
+PairGrid pair_grid(const PlanRequest& req, std::uint64_t tile_bytes) {
+  const std::uint64_t n = req.info.shape.rows;
+  return req.resumed_block ? PairGrid::with_block(n, req.resumed_block)
+                           : PairGrid(n, req.info.elem_size, tile_bytes, req.tile_elems);
+}
+
+void set_pairs(RunPlan& p, const PlanRequest& req, PairGrid g) {
+  p.first_pair = std::min(req.first_pair, g.count());
+  p.tile = {g.block(), g.block()};
+  p.tiles = g.count();
+  p.pairs = g;
+}
+
+// --- the CPU engine: a reader, the transposer's threads, a writer ---------------
+
+RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& b) {
+  RunPlan p = base_plan(req, caps, b);
+  const std::size_t es = req.info.elem_size;
+  p.threads = caps.threads;
+  if (req.mode == RunMode::out_of_place) {
+    p.tile_bytes = share_of(b.engine, kCpuOutOfPlaceBuffers, req.tile_elems);
+    p.grid.emplace(GridRequest{req.info.shape, es, p.tile_bytes, req.preferred_block, req.tile_elems});
+    p.tile = {p.grid->tile_h(), p.grid->tile_w()};
+    p.tiles = p.grid->count();
+    // Two slots of (input tile, output tile) let reading, transposing and
+    // writing overlap; a single tile needs only one slot.
+    p.slots = p.tiles > 1 ? 2 : 1;
+    p.slot_bytes = 2 * p.tile_buffer_bytes();
+    p.host_bytes = std::uint64_t(p.slots) * p.slot_bytes;
+    return p;
+  }
+  p.tile_bytes = share_of(b.engine, kCpuInplaceBuffers, req.tile_elems);
+  set_pairs(p, req, pair_grid(req, p.tile_bytes));
+  const std::uint64_t n = req.info.shape.rows, blk = p.pairs->block();
+  p.slots = p.tiles > 1 ? 2 : 1;
+  p.slot_bytes = 2 * p.tile_buffer_bytes();
+  p.scratch = n % blk != 0 && p.pairs->tiles_per_side() > 1;
+  p.host_bytes = std::uint64_t(p.slots) * p.slot_bytes + (p.scratch ? p.tile_buffer_bytes() : 0);
+  if (req.resumed_block) require_resumed_fit(req, p.host_bytes, b.engine, "host_mem");
+  return p;
+}
+
+// --- the CUDA engine: readers, lanes (streams), writers ----------------------------
+
+std::string io_note(const RunPlan& p) {
+  return plural(p.lanes, "stream") + ", " + plural(p.slots, "staging slot") +
+         (p.slot_bytes ? " of " + format_bytes(p.slot_bytes) : " (direct DMA)") + ", " +
+         plural(p.readers, "reader thread") + ", " + plural(p.writers, "writer thread");
+}
+
+// `tile_cap` 0: the first try; otherwise the bound a smaller plan halved to.
+// `lanes` 0: the requested lanes.
+RunPlan plan_cuda_out(const PlanRequest& req, const EngineCaps& caps, const Budgets& b, std::uint64_t tile_cap,
+                      int lanes) {
+  RunPlan p = base_plan(req, caps, b);
+  const std::size_t es = req.info.elem_size;
+  p.direct_in = req.in.in_memory && req.in.pinned;
+  p.direct_out = req.out.in_memory && req.out.pinned;
+  const bool staged = !(p.direct_in && p.direct_out);
+  p.requested_lanes = req.streams > 0 ? req.streams : kDefaultLanes;
+  p.lanes = lanes ? lanes : p.requested_lanes;
+  p.readers = p.direct_in ? 1 : !req.in.concurrent ? 1 : req.in.in_memory ? kMemoryThreads : kIoThreads;
+  p.writers = p.direct_out ? 1 : !req.out.concurrent ? 1 : req.out.in_memory ? kMemoryThreads : kIoThreads;
+  p.threads = p.readers + p.writers;
+  // Enough slots for every lane and every I/O thread to hold a tile at once.
+  const int want_slots = p.requested_lanes + p.readers + p.writers;
+
+  // A lane holds an input and an output tile; a slot one staging tile (the
+  // D2H lands back in the buffer the H2D read; the stream orders the two).
+  std::uint64_t tb = b.device / (2 * std::uint64_t(p.requested_lanes));
+  if (staged) tb = std::min(tb, b.engine / std::uint64_t(std::min(want_slots, 4)));
+  if (!req.tile_elems) tb = std::min(tb, staged ? kStagedTileBytes : kMaxTileBytes);
+  p.tile_bytes = tile_cap ? tile_cap : tb;
+  p.grid.emplace(GridRequest{req.info.shape, es, p.tile_bytes, req.preferred_block, req.tile_elems});
+  p.tile = {p.grid->tile_h(), p.grid->tile_w()};
+  p.tiles = p.grid->count();
+  check_kernel(caps, p.tile.rows, p.tile.cols, es);
+
+  const std::uint64_t buf = p.tile_buffer_bytes();
+  // Never more slots than tiles: pinning a slot that no tile uses is waste.
+  p.slots = int(std::min<std::uint64_t>(
+      p.tiles, staged ? std::clamp<std::uint64_t>(b.engine / buf, 2, std::uint64_t(want_slots)) : 2 * p.lanes));
+  p.slot_bytes = staged ? buf : 0;
+  p.device_buffers = 2;
+  p.device_buffer_bytes = buf;
+  p.host_bytes = std::uint64_t(p.slots) * p.slot_bytes;
+  p.device_bytes = std::uint64_t(p.lanes) * 2 * buf;
+  p.notes.push_back(io_note(p));
+  return p;
+}
+
+RunPlan plan_cuda_in(const PlanRequest& req, const EngineCaps& caps, const Budgets& b, std::uint64_t tile_cap,
+                     int lanes) {
+  RunPlan p = base_plan(req, caps, b);
+  const std::size_t es = req.info.elem_size;
+  // Straight DMA into the matrix only when no writer needs to see the writes.
+  const bool direct = req.in.in_memory && req.in.pinned && !req.ordered_writes;
+  const bool journaled = req.ordered_writes;
+  p.direct_in = p.direct_out = direct;
+  p.requested_lanes = req.streams > 0 ? req.streams : journaled ? kJournaledLanes : kDefaultLanes;
+  p.lanes = lanes ? lanes : p.requested_lanes;
+  p.readers = direct                ? 1
+              : !req.in.concurrent  ? 1
+              : journaled           ? kJournaledReaders
+              : req.in.in_memory    ? kMemoryThreads
+                                    : kIoThreads;
+  // A journal orders the writes (one writer, in batches); the plain writer
+  // has no order to keep, so several threads write pairs at once.
+  p.writers = (!journaled && !direct && req.in.concurrent) ? (req.in.in_memory ? kMemoryThreads : kIoThreads) : 1;
+  p.threads = p.readers + p.writers;
+  const int want_slots = journaled ? kJournaledSlots : p.requested_lanes + p.readers + p.writers + 1;
+
+  // A lane holds a pair's two tiles and one more for the kernels' output; a
+  // slot a pair's two tiles on the host.
+  std::uint64_t tb = b.device / (3 * std::uint64_t(p.requested_lanes));
+  if (!direct) tb = std::min(tb, b.engine / (2 * std::uint64_t(std::min(want_slots, 4))));
+  if (!req.tile_elems) tb = std::min(tb, direct || journaled ? kMaxTileBytes : kStagedTileBytes);
+  p.tile_bytes = tile_cap ? tile_cap : tb;
+  if (req.resumed_block) {
+    const std::uint64_t fixed = req.resumed_block * req.resumed_block * es;
+    p.tile_bytes = fixed;
+    require_resumed_fit(req, 3 * fixed, b.device, "device_mem");
+    if (!direct) require_resumed_fit(req, 2 * fixed, b.engine, "host_mem");
+    if (!lanes) p.lanes = int(std::max<std::uint64_t>(1, std::min<std::uint64_t>(p.lanes, b.device / (3 * fixed))));
+  }
+  set_pairs(p, req, pair_grid(req, p.tile_bytes));
+  const std::uint64_t blk = p.pairs->block();
+  check_kernel(caps, blk, blk, es);
+
+  const std::uint64_t tile = p.tile_buffer_bytes();
+  // One slot when the budget holds only one pair (a resumed run's fixed
+  // tiles): slower, never over the host budget.
+  p.slots = int(std::min<std::uint64_t>(
+      std::max<std::uint64_t>(1, p.tiles - p.first_pair),
+      direct ? 2 * p.lanes : std::clamp<std::uint64_t>(b.engine / (2 * tile), 1, std::uint64_t(want_slots))));
+  p.slot_bytes = direct ? 0 : 2 * tile;
+  // Batches peek at the next pair back from the GPU: one writer thread only.
+  // A journal takes one pair at a time, which measured fastest (PERF.md 35-36).
+  p.max_batch = p.writers > 1 || journaled ? 1 : std::size_t(std::max(1, p.slots / 2));
+  p.device_buffers = 3;
+  p.device_buffer_bytes = tile;
+  p.host_bytes = std::uint64_t(p.slots) * p.slot_bytes;
+  p.device_bytes = std::uint64_t(p.lanes) * 3 * tile;
+  p.notes.push_back(io_note(p));
+  return p;
+}
+
+RunPlan plan_cuda(const PlanRequest& req, const EngineCaps& caps, std::uint64_t tile_cap, int lanes) {
+  const Budgets b = budgets_of(req, caps);
+  return req.mode == RunMode::out_of_place ? plan_cuda_out(req, caps, b, tile_cap, lanes)
+                                           : plan_cuda_in(req, caps, b, tile_cap, lanes);
+}
+
+// The notes every plan ends with.
+RunPlan finished(RunPlan p) {
+  if (p.first_pair)
+    p.notes.push_back("resumed from the journal: " + std::to_string(p.first_pair) + " of " +
+                      plural(p.tiles, "tile pair") + " were done before");
+  return p;
+}
+
+}  // namespace
+
+RunPlan plan_run(const PlanRequest& req, const EngineCaps& caps) {
+  return finished(caps.kind == EngineKind::cpu ? plan_cpu(req, caps, budgets_of(req, caps)) : plan_cuda(req, caps, 0, 0));
+}
+
+std::optional<RunPlan> plan_smaller(const RunPlan& failed) {
+  const PlanRequest& req = failed.request;
+  const EngineCaps& caps = failed.caps;
+  if (caps.kind != EngineKind::cuda) return std::nullopt;
+  if (!req.resumed_block && failed.tile_bytes / 2 >= kMinTileBytes)
+    return finished(plan_cuda(req, caps, failed.tile_bytes / 2, failed.lanes));
+  if (failed.lanes > 1) return finished(plan_cuda(req, caps, failed.tile_bytes, 1));
+  return std::nullopt;
+}
+
+}  // namespace gt

@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
       b.streams = streams;
       b.host_modes = modes;
       gt::BenchResult r = gt::run_host_bench(b);
-      if (!quiet) std::cout << gt::format_bench(r);
+      if (!quiet) std::cout << gt::render_params(gt::format_bench(r), gt::tool::flag_of);
       if (!json.empty()) gt::tool::write_text_file(json, gt::bench_json(r));
       for (const auto& row : r.rows)
         if (row.status == gt::RowStatus::failed) return fail(kProgram, "bench-host: " + row.name + ": " + row.note, 1);
@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
       const gt::EngineDecision d = gt::decide_engine(eng);
       if (!d.note.empty() && !quiet) std::cerr << "gtranspose: " << d.note << "\n";
       gt::BenchResult r = d.kind == gt::EngineKind::cuda ? gt::run_cuda_bench(b) : gt::run_cpu_bench(b);
-      if (!quiet) std::cout << gt::format_bench(r);
+      if (!quiet) std::cout << gt::render_params(gt::format_bench(r), gt::tool::flag_of);
       if (!json.empty()) gt::tool::write_text_file(json, gt::bench_json(r));
       // A row skipped by design (a kernel that refuses the shape, cuBLAS not
       // installed) is not a failure; a row that ran and came out wrong is.
@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
                                        : std::string("\ngtranspose: interrupted: partial output removed"));
     gt::RunReport r = gt::run_job(job);
     progress.clear();
-    if (!quiet) std::cout << gt::format_report(r);
+    if (!quiet) std::cout << gt::render_params(gt::format_report(r), gt::tool::flag_of);
     if (!json.empty()) gt::tool::write_text_file(json, gt::report_json(r));
     return 0;
   } catch (const gt::Error& e) {

@@ -75,6 +75,12 @@ constexpr int kMemoryThreads = 8;
 constexpr int kJournaledLanes = 2;
 constexpr int kJournaledReaders = 2;
 constexpr int kJournaledSlots = 4;
+// Tile buffers the CPU engine holds: out of place 2 slots of (input tile,
+// output tile); in place 2 slots of (tile, mirror tile) plus one scratch tile
+// for edge pairs, whose tiles are not square and cannot be transposed in
+// their own buffer. Each tile gets an equal share of the engine's budget.
+constexpr unsigned kCpuOutOfPlaceBuffers = 4;
+constexpr unsigned kCpuInplaceBuffers = 5;
 
 // --- what the planner is told ---------------------------------------------------
 

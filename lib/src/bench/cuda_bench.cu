@@ -192,10 +192,10 @@ BenchRow measure(Ctx& x, const Candidate& c, Shape shape, Slabs& s, bool sweep) 
     if (s.nbuf > 1) where += " of buffer " + std::to_string(res.first_matrix);
     add_note(row, "WRONG: " + std::to_string(res.mismatches) + " mismatches, " + where);
     // Peers run beside any kernel, so `auto` brings them back too.
-    std::string again = "gtranspose --bench --kernel " + (c.from_registry ? c.name : std::string("auto")) +
-                        " --shape " + to_string(shape) + " --dtype " + x.dtype + " --seed " + std::to_string(x.o.seed);
-    if (c.from_registry) again += " --no-peers";
-    if (!c.config.empty()) again += " --sweep (block " + c.config + ")";
+    std::string again = "the bench with {kernel} " + (c.from_registry ? c.name : std::string("auto")) + " {shape} " +
+                        to_string(shape) + " {dtype} " + x.dtype + " {seed} " + std::to_string(x.o.seed);
+    if (c.from_registry) again += ", without peers";
+    if (!c.config.empty()) again += ", in the sweep (block " + c.config + ")";
     add_note(row, "reproduce: " + again);
   }
   if (res.nan_only) add_note(row, std::to_string(res.nan_only) + " elements differ only in NaN payload");
@@ -315,15 +315,15 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
   if (need + kMemoryMargin > free_b) {
     const std::string why = "needs " + format_bytes(need) + " of GPU memory for " + to_string(shape) + " " + x.dtype +
                             ", " + format_bytes(free_b) + " free";
-    if (!sweep) throw Error(ErrorKind::usage, "the bench " + why + ": choose a smaller --shape");
+    if (!sweep) throw Error(ErrorKind::usage, "the bench " + why + ": choose a smaller {shape}");
     out.rows.push_back(not_run(x, ref, shape, "skipped: " + why, RowStatus::skipped));
     return;
   }
   Slabs s;
   s.stride = bytes;
   s.nbuf = nbuf;
-  s.in = DeviceBuffer(bytes * nbuf, "try a smaller --shape");
-  s.out = DeviceBuffer(bytes * nbuf, "try a smaller --shape");
+  s.in = DeviceBuffer(bytes * nbuf, "try a smaller {shape}");
+  s.out = DeviceBuffer(bytes * nbuf, "try a smaller {shape}");
   fill_pattern(s.in.get(), shape.rows, shape.cols, x.es, x.o.seed, nbuf, x.stream.get());
   cross_check_fill(x, s, shape);
 
@@ -402,13 +402,13 @@ std::vector<const kernels::KernelInfo*> select_kernels(const BenchOptions& o, st
 }  // namespace
 
 BenchResult run_cuda_bench(const BenchOptions& o) {
-  if (o.reps < 1) throw Error(ErrorKind::usage, "--reps must be at least 1");
-  if (o.warmup < 0) throw Error(ErrorKind::usage, "--warmup must not be negative");
+  if (o.reps < 1) throw Error(ErrorKind::usage, "{reps} must be at least 1");
+  if (o.warmup < 0) throw Error(ErrorKind::usage, "{warmup} must not be negative");
   if (o.sweep && (o.sweep_lo < 0 || o.sweep_hi > 20 || o.sweep_lo > o.sweep_hi))
     throw Error(ErrorKind::usage, "the sweep's sizes must satisfy 0 <= lo <= hi <= 20 (2^lo..2^hi per side)");
   o.shape.elems();  // throws on a shape whose element count overflows
   std::string why;
-  if (cuda_device_count(&why) == 0) throw Error(ErrorKind::no_device, "--bench needs a GPU: " + why);
+  if (cuda_device_count(&why) == 0) throw Error(ErrorKind::no_device, "the CUDA bench needs a GPU: " + why);
   GT_CUDA_CHECK(cudaSetDevice(0));
 
   Ctx x{o, dtype_size(o.dtype), dtype_name(o.dtype), select_kernels(o, dtype_size(o.dtype))};

@@ -139,11 +139,11 @@ BenchRow link_row(const char* name, double gbps, Shape shape, const std::string&
 
 BenchResult run_host_bench(const BenchOptions& opts) {
   std::string why;
-  if (cuda_device_count(&why) == 0) throw Error(ErrorKind::no_device, "--bench-host: " + why);
+  if (cuda_device_count(&why) == 0) throw Error(ErrorKind::no_device, "the host bench: " + why);
   const std::size_t es = dtype_size(opts.dtype);
   const Shape shape = opts.shape;
   const std::uint64_t bytes = checked_mul(checked_mul(shape.rows, shape.cols, "bench size"), es, "bench size");
-  if (opts.reps < 1) throw Error(ErrorKind::usage, "--bench-host needs at least one repetition");
+  if (opts.reps < 1) throw Error(ErrorKind::usage, "the host bench needs {reps} of at least 1");
   const std::string dt = dtype_name(opts.dtype);
 
   BenchResult res;
@@ -207,7 +207,7 @@ BenchResult run_host_bench(const BenchOptions& opts) {
     row.verified = ok;
     row.status = ok ? RowStatus::ok : RowStatus::failed;
     if (!ok) {
-      row.note = "wrong result: rerun with --host-modes " + std::string(name) + " --seed " + std::to_string(opts.seed);
+      row.note = "wrong result: rerun with {host_modes} " + std::string(name) + " {seed} " + std::to_string(opts.seed);
       res.rows.push_back(row);
       return;
     }

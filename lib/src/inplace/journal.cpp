@@ -17,7 +17,7 @@
 // "a_written", fdatasync; step 4 tiles b (made durable lazily, by the next
 // batch or by finish()).
 //
-// Recovery (--resume) reads the latest header:
+// Recovery (a resumed run) reads the latest header:
 //   idle                   pairs below `done` are complete: go on from there;
 //   saved, data valid      step 2 may be partial, tiles b are still original in
 //                          the matrix: redo step 2 from them, then steps 3, 4;
@@ -247,7 +247,7 @@ class Journal final : public InplaceWriter {
     if (mode == ResumeMode::fresh) {
       if (fmt::path_exists(path_))
         throw Error(ErrorKind::input, matrix_ + " has a journal from an interrupted in-place run (" + path_ +
-                                          "): rerun with --resume to finish it");
+                                          "): rerun with {resume} to finish it");
       return;
     }
     resume(m);
@@ -357,7 +357,7 @@ class Journal final : public InplaceWriter {
     if (next_ != plan_->count())
       throw Error(ErrorKind::internal, "in-place run ended after " + std::to_string(next_) + " of " +
                                            std::to_string(plan_->count()) + " tile pairs; its journal " + path_ +
-                                           " is kept for --resume");
+                                           " is kept for {resume}");
     m.flush();
     matrix_dirty_ = false;
     hit(Point::finish_flushed);
@@ -441,7 +441,7 @@ class Journal final : public InplaceWriter {
     h.seq = 0;
     h_ = h;
     const std::string exists = matrix_ + " has a journal from an interrupted in-place run (" + path_ +
-                               "): rerun with --resume to finish it";
+                               "): rerun with {resume} to finish it";
     // The first header into fd, durable.
     const auto start = [&](int fd) {
       fd_ = fmt::Fd(fd);
@@ -465,7 +465,7 @@ class Journal final : public InplaceWriter {
         if (errno == EEXIST) throw Error(ErrorKind::input, exists);
         // A file system without hard links: create the journal under its
         // own name. A crash before its header is durable then leaves an
-        // empty journal, which --resume recognises (the matrix is unchanged).
+        // empty journal, which a resumed run recognises (the matrix is unchanged).
         fd_.reset();
         create_file(path_);
       }
@@ -504,13 +504,13 @@ class Journal final : public InplaceWriter {
     return false;
   }
 
-  // --resume: read the journal, check it belongs to this matrix, finish the
+  // a resumed run: read the journal, check it belongs to this matrix, finish the
   // interrupted batch.
   void resume(InplaceMatrix& m) {
     int fd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT)
       throw Error(ErrorKind::usage, "nothing to resume: " + matrix_ + " has no journal (" + path_ +
-                                        "); run without --resume");
+                                        "); run without {resume}");
     if (fd < 0) throw_errno(ErrorKind::input, "cannot open the journal " + path_);
     fd_ = fmt::Fd(fd);
 
@@ -525,7 +525,7 @@ class Journal final : public InplaceWriter {
       struct stat st {};
       if (::fstat(fd_.get(), &st) == 0 && std::uint64_t(st.st_size) <= kDataOffset)
         throw Error(ErrorKind::input, path_ + " holds no complete header: the run that made it stopped before it wrote to " +
-                                          matrix_ + ", which is unchanged; remove " + path_ + " and run again without --resume");
+                                          matrix_ + ", which is unchanged; remove " + path_ + " and run again without {resume}");
       throw Error(ErrorKind::input, path_ + " is damaged (neither copy of its header is valid), so " + matrix_ +
                                         " cannot be finished from it: restore the matrix from a copy");
     }
@@ -533,7 +533,7 @@ class Journal final : public InplaceWriter {
     const std::string why = mismatch(h, id_);
     if (!why.empty())
       throw Error(ErrorKind::input, path_ + " was written for " + why + ": it cannot finish " + matrix_ +
-                                        " (left untouched); put back the file it belongs to and rerun with --resume");
+                                        " (left untouched); put back the file it belongs to and rerun with {resume}");
     const Phase phase = Phase(h.phase);
     const bool consistent =
         h.block >= 1 && h.block <= h.n && h.pairs == PairGrid::with_block(h.n, h.block).count() &&

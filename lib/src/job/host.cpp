@@ -61,6 +61,59 @@ HostMemoryKind memory_kind(const char* api, const char* name, const Range& r) {
                                                                                 : HostMemoryKind::pageable;
 }
 
+// The caller's arrays, checked (before any engine is made, so a bad
+// argument is a usage error on every machine).
+struct OutOfPlace {
+  HostMatrix src, dst;
+  Range ri, ro;
+};
+
+OutOfPlace check_out_of_place(const void* in, void* out, std::uint64_t rows, std::uint64_t cols,
+                              std::size_t elem_size, const HostOptions& opts) {
+  const char* api = "gt::transpose";
+  if (!in) usage(api, "in is a null pointer");
+  if (!out) usage(api, "out is a null pointer");
+  check_common(api, rows, cols, elem_size);
+  // The input is rows x cols, the output its cols x rows transpose.
+  OutOfPlace a;
+  a.src = HostMatrix{const_cast<void*>(in), {rows, cols}, elem_size, opts.ld_in ? opts.ld_in : cols};
+  a.dst = HostMatrix{out, {cols, rows}, elem_size, opts.ld_out ? opts.ld_out : rows};
+  if (a.src.ld < cols)
+    usage(api, "ld_in " + std::to_string(a.src.ld) + " is less than a row of the input (" + std::to_string(cols) +
+                   " columns)");
+  if (a.dst.ld < rows)
+    usage(api, "ld_out " + std::to_string(a.dst.ld) + " is less than a row of the output (" + std::to_string(rows) +
+                   " columns: the output is " + to_string(a.dst.shape) + ")");
+  a.ri = range_of(api, "input", a.src);
+  a.ro = range_of(api, "output", a.dst);
+  // Whole ranges, first element to last: an interleaving of two strided
+  // matrices that share no element is refused too, which is the safe side.
+  if (a.ri.begin < a.ro.end && a.ro.begin < a.ri.end)
+    usage(api, "in and out overlap: give the output its own memory, or use gt::transpose_inplace for a square "
+               "matrix");
+  return a;
+}
+
+struct InPlace {
+  HostMatrix m;
+  Range r;
+};
+
+InPlace check_in_place(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts) {
+  const char* api = "gt::transpose_inplace";
+  if (!data) usage(api, "data is a null pointer");
+  check_common(api, n, n, elem_size);
+  InPlace a;
+  a.m = HostMatrix{data, {n, n}, elem_size, opts.ld_in ? opts.ld_in : n};
+  if (a.m.ld < n)
+    usage(api, "ld_in " + std::to_string(a.m.ld) + " is less than a row of the matrix (" + std::to_string(n) + ")");
+  if (opts.ld_out != 0 && opts.ld_out != a.m.ld)
+    usage(api, "ld_out " + std::to_string(opts.ld_out) + " differs from the matrix's leading dimension " +
+                   std::to_string(a.m.ld) + ": in place, ld_in is the only one (leave ld_out 0)");
+  a.r = range_of(api, "in-place", a.m);
+  return a;
+}
+
 }  // namespace
 
 Transposer::Transposer(EngineChoice engine) {
@@ -78,33 +131,13 @@ void Transposer::release() { engine_->release(); }
 
 RunReport Transposer::transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t cols,
                                 std::size_t elem_size, const HostOptions& opts) {
-  const char* api = "gt::transpose";
-  if (!in) usage(api, "in is a null pointer");
-  if (!out) usage(api, "out is a null pointer");
-  check_common(api, rows, cols, elem_size);
-
-  // The input is rows x cols, the output its cols x rows transpose.
-  HostMatrix src{const_cast<void*>(in), {rows, cols}, elem_size, opts.ld_in ? opts.ld_in : cols};
-  HostMatrix dst{out, {cols, rows}, elem_size, opts.ld_out ? opts.ld_out : rows};
-  if (src.ld < cols)
-    usage(api, "ld_in " + std::to_string(src.ld) + " is less than a row of the input (" + std::to_string(cols) +
-                   " columns)");
-  if (dst.ld < rows)
-    usage(api, "ld_out " + std::to_string(dst.ld) + " is less than a row of the output (" + std::to_string(rows) +
-                   " columns: the output is " + to_string(dst.shape) + ")");
-  const Range ri = range_of(api, "input", src), ro = range_of(api, "output", dst);
-  // Whole ranges, first element to last: an interleaving of two strided
-  // matrices that share no element is refused too, which is the safe side.
-  if (ri.begin < ro.end && ro.begin < ri.end)
-    usage(api, "in and out overlap: give the output its own memory, or use gt::transpose_inplace for a square "
-               "matrix");
-
+  OutOfPlace a = check_out_of_place(in, out, rows, cols, elem_size, opts);
   if (kind() == EngineKind::cuda) {
-    src.memory = memory_kind(api, "input", ri);
-    dst.memory = memory_kind(api, "output", ro);
+    a.src.memory = memory_kind("gt::transpose", "input", a.ri);
+    a.dst.memory = memory_kind("gt::transpose", "output", a.ro);
   }
-  auto source = memory_source(src);
-  auto sink = memory_sink(dst);
+  auto source = memory_source(a.src);
+  auto sink = memory_sink(a.dst);
   RunReport r = execute(*engine_, *source, *sink, opts.run);
   sink->commit();  // nothing to do for memory; kept so a sink is always committed
   if (!note_.empty()) r.notes.insert(r.notes.begin(), note_);
@@ -112,18 +145,9 @@ RunReport Transposer::transpose(const void* in, void* out, std::uint64_t rows, s
 }
 
 RunReport Transposer::transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts) {
-  const char* api = "gt::transpose_inplace";
-  if (!data) usage(api, "data is a null pointer");
-  check_common(api, n, n, elem_size);
-  HostMatrix m{data, {n, n}, elem_size, opts.ld_in ? opts.ld_in : n};
-  if (m.ld < n) usage(api, "ld_in " + std::to_string(m.ld) + " is less than a row of the matrix (" + std::to_string(n) + ")");
-  if (opts.ld_out != 0 && opts.ld_out != m.ld)
-    usage(api, "ld_out " + std::to_string(opts.ld_out) + " differs from the matrix's leading dimension " +
-                   std::to_string(m.ld) + ": in place, ld_in is the only one (leave ld_out 0)");
-  const Range r = range_of(api, "in-place", m);
-
-  if (kind() == EngineKind::cuda) m.memory = memory_kind(api, "data", r);
-  auto matrix = memory_inplace(m);
+  InPlace a = check_in_place(data, n, elem_size, opts);
+  if (kind() == EngineKind::cuda) a.m.memory = memory_kind("gt::transpose_inplace", "data", a.r);
+  auto matrix = memory_inplace(a.m);
   auto writer = plain_inplace_writer();
   RunReport rep = execute_inplace(*engine_, *matrix, *writer, opts.run);
   if (!note_.empty()) rep.notes.insert(rep.notes.begin(), note_);
@@ -132,10 +156,12 @@ RunReport Transposer::transpose_inplace(void* data, std::uint64_t n, std::size_t
 
 RunReport transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
                     const HostOptions& opts) {
+  check_out_of_place(in, out, rows, cols, elem_size, opts);
   return Transposer(opts.engine).transpose(in, out, rows, cols, elem_size, opts);
 }
 
 RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts) {
+  check_in_place(data, n, elem_size, opts);
   return Transposer(opts.engine).transpose_inplace(data, n, elem_size, opts);
 }
 

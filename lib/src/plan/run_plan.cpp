@@ -28,13 +28,6 @@ std::uint64_t recovery_budget(std::uint64_t host_mem, std::uint64_t reserved) {
 
 namespace {
 
-// Tile buffers the CPU engine holds: out of place 2 slots of (input tile,
-// output tile); in place 2 slots of (tile, mirror tile) plus one scratch tile
-// for edge pairs, whose tiles are not square and cannot be transposed in
-// their own buffer.
-constexpr unsigned kCpuOutOfPlaceBuffers = 4;
-constexpr unsigned kCpuInplaceBuffers = 5;
-
 // "<n>M", rounded up: a value the user can pass as a budget.
 std::string mib_text(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + "M"; }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "gtranspose/error.hpp"
+#include "gtranspose/plan.hpp"
 #include "gtranspose/report.hpp"
 #include "gtranspose/sizes.hpp"
 #include "gtranspose/tempfile.hpp"

@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/cpu/engine_detail.hpp"
 #include "host/cpu/cpu_test_util.hpp"
 #include "gtranspose/cpu_transpose.hpp"
 #include "gtranspose/engine.hpp"
 #include "gtranspose/error.hpp"
+#include "gtranspose/plan.hpp"
 #include "gtranspose/tiles.hpp"
+#include "support/engines.hpp"
 
 namespace {
 
@@ -121,6 +122,14 @@ class FakeSquare : public gt::InplaceMatrix {
   int flushes = 0;
 };
 
+gt::RunReport run_cpu(gt::Source& src, gt::Sink& dst, const gt::RunOptions& o) {
+  return gt::test::run_engine(gt::EngineKind::cpu, src, dst, o);
+}
+
+gt::RunReport run_cpu_inplace(gt::InplaceMatrix& m, const gt::RunOptions& o) {
+  return gt::test::run_engine_inplace(gt::EngineKind::cpu, m, o);
+}
+
 gt::RunOptions with_budget(std::uint64_t host_mem, int threads = 2) {
   gt::RunOptions o;
   o.host_mem = host_mem;
@@ -143,17 +152,16 @@ TEST(CpuEngine, BitExactUnderManyBudgets) {
     for (const gt::Shape& s : shapes)
       for (std::uint64_t per_buffer_elems : {1, 5, 64, 4096, 70000, 0}) {
         if (per_buffer_elems && s.rows * s.cols / per_buffer_elems > 3000) continue;  // keep it quick
-        const std::uint64_t budget = per_buffer_elems * es * gt::cpu::kOutOfPlaceBuffers;
+        const std::uint64_t budget = per_buffer_elems * es * gt::kCpuOutOfPlaceBuffers;
         const std::string what = gt::to_string(s) + " es=" + std::to_string(es) + " budget=" + std::to_string(budget);
         FakeSource src(s, es, seed++);
         FakeSink dst(s.transposed(), es);
-        gt::cpu::EngineStats stats;
-        const gt::RunReport r = gt::cpu::run_cpu_impl(src, dst, with_budget(budget), &stats);
+        const gt::RunReport r = run_cpu(src, dst, with_budget(budget));
         expect_transposed(src, dst, what);
         if (HasFatalFailure()) return;
         const std::uint64_t b = budget ? budget : r.host_mem_budget;
-        EXPECT_LE(stats.buffer_bytes, b) << what;
-        EXPECT_LE(stats.buffers, gt::cpu::kOutOfPlaceBuffers) << what;
+        EXPECT_LE(r.host_buffers, b) << what;
+        EXPECT_GT(r.host_buffers, 0u) << what;
         EXPECT_EQ(r.tiles, std::uint64_t(src.reads)) << what;
         EXPECT_EQ(r.tiles, std::uint64_t(dst.writes)) << what;
         if (per_buffer_elems && per_buffer_elems < s.rows * s.cols) {
@@ -169,7 +177,7 @@ TEST(CpuEngine, ReportAndProgress) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
   gt::RunOptions o = with_budget(4 * 64 * 64 * 4, 3);
   o.progress = [&](std::uint64_t done, std::uint64_t total) { calls.emplace_back(done, total); };
-  const gt::RunReport r = gt::run_cpu(src, dst, o);
+  const gt::RunReport r = run_cpu(src, dst, o);
   expect_transposed(src, dst, "300x200");
   EXPECT_EQ(r.engine, "cpu");
   EXPECT_EQ(r.kernel, "cpu-blocked");
@@ -206,7 +214,7 @@ TEST(CpuEngine, ReportAndProgress) {
 TEST(CpuEngine, HonoursThePreferredBlock) {
   FakeSource src({1000, 1000}, 4, 12, {48, 40});
   FakeSink dst({1000, 1000}, 4);
-  const gt::RunReport r = gt::run_cpu(src, dst, with_budget(4 * 200 * 200 * 4));
+  const gt::RunReport r = run_cpu(src, dst, with_budget(4 * 200 * 200 * 4));
   EXPECT_EQ(r.tile_shape.rows % 48, 0u);
   EXPECT_EQ(r.tile_shape.cols % 40, 0u);
   expect_transposed(src, dst, "1000x1000 chunked");
@@ -218,7 +226,7 @@ TEST(CpuEngine, WriteFailurePropagates) {
     FakeSink dst({200, 300}, 8);
     dst.fail_at = fail_at;
     try {
-      gt::run_cpu(src, dst, with_budget(4 * 64 * 64 * 8));
+      run_cpu(src, dst, with_budget(4 * 64 * 64 * 8));
       FAIL() << "no exception";
     } catch (const gt::Error& e) {
       EXPECT_EQ(e.kind(), gt::ErrorKind::io);
@@ -233,7 +241,7 @@ TEST(CpuEngine, ReadFailurePropagates) {
   FakeSink dst({200, 300}, 2);
   src.fail_at = 4;
   try {
-    gt::run_cpu(src, dst, with_budget(4 * 64 * 64 * 2));
+    run_cpu(src, dst, with_budget(4 * 64 * 64 * 2));
     FAIL() << "no exception";
   } catch (const gt::Error& e) {
     EXPECT_EQ(e.kind(), gt::ErrorKind::io);
@@ -251,7 +259,7 @@ TEST(CpuEngine, CancelStopsBetweenTiles) {
     if (done >= 2 * 64 * 64 * 4) cancel = true;
   };
   try {
-    gt::run_cpu(src, dst, o);
+    run_cpu(src, dst, o);
     FAIL() << "no exception";
   } catch (const gt::Error& e) {
     EXPECT_EQ(e.kind(), gt::ErrorKind::cancelled);
@@ -264,13 +272,13 @@ TEST(CpuEngine, BadBudgetOrShape) {
   FakeSource src({10, 10}, 8, 16);
   FakeSink dst({10, 10}, 8);
   try {
-    gt::run_cpu(src, dst, with_budget(31));  // 7 bytes per buffer: not one element
+    run_cpu(src, dst, with_budget(31));  // 7 bytes per buffer: not one element
     FAIL() << "no exception";
   } catch (const gt::Error& e) {
     EXPECT_EQ(e.kind(), gt::ErrorKind::usage);
   }
   FakeSink wrong({10, 9}, 8);
-  EXPECT_THROW(gt::run_cpu(src, wrong, with_budget(1 << 20)), gt::Error);
+  EXPECT_THROW(run_cpu(src, wrong, with_budget(1 << 20)), gt::Error);
 }
 
 TEST(CpuEngineInplace, BitExactUnderManyBudgets) {
@@ -279,21 +287,20 @@ TEST(CpuEngineInplace, BitExactUnderManyBudgets) {
     for (std::uint64_t n : {1, 2, 3, 63, 100, 257})
       for (std::uint64_t per_tile_elems : {1, 4, 64 * 64, 100 * 100, 0}) {
         if (per_tile_elems && n * n / per_tile_elems > 5000) continue;
-        const std::uint64_t budget = per_tile_elems * es * gt::cpu::kInplaceBuffers;
+        const std::uint64_t budget = per_tile_elems * es * gt::kCpuInplaceBuffers;
         const std::string what = "n=" + std::to_string(n) + " es=" + std::to_string(es) + " budget=" +
                                  std::to_string(budget);
         FakeSquare m(n, es, seed++);
         const Bytes before = m.data;
         Bytes want(before.size());
         gt::naive_transpose(before.data(), n, n, n, want.data(), n, es);
-        gt::cpu::EngineStats stats;
-        const gt::RunReport r = gt::cpu::run_cpu_inplace_impl(m, with_budget(budget), &stats);
+        const gt::RunReport r = run_cpu_inplace(m, with_budget(budget));
         ASSERT_TRUE(want == m.data) << what;
         for (std::size_t i = 0; i < m.writes_per_elem.size(); ++i) ASSERT_EQ(m.writes_per_elem[i], 1) << what;
-        EXPECT_LE(stats.buffer_bytes, budget ? budget : r.host_mem_budget) << what;
+        EXPECT_LE(r.host_buffers, budget ? budget : r.host_mem_budget) << what;
         EXPECT_EQ(m.flushes, 1);
         EXPECT_EQ(r.mode, "in-place");
-        const gt::PairGrid plan(n, es, (budget ? budget : r.host_mem_budget) / gt::cpu::kInplaceBuffers);
+        const gt::PairGrid plan(n, es, (budget ? budget : r.host_mem_budget) / gt::kCpuInplaceBuffers);
         EXPECT_EQ(r.tiles, plan.count()) << what;
       }
 }
@@ -311,7 +318,7 @@ TEST(CpuEngineInplace, ProgressCancelAndNonSquare) {
     if (done > total / 3) cancel = true;
   };
   try {
-    gt::run_cpu_inplace(m, o);
+    run_cpu_inplace(m, o);
     FAIL() << "no exception";
   } catch (const gt::Error& e) {
     EXPECT_EQ(e.kind(), gt::ErrorKind::cancelled);
@@ -322,7 +329,7 @@ TEST(CpuEngineInplace, ProgressCancelAndNonSquare) {
     NonSquare() : FakeSquare(4, 4, 1) { info_.shape = {4, 5}; }
   } bad;
   try {
-    gt::run_cpu_inplace(bad, with_budget(1 << 20));
+    run_cpu_inplace(bad, with_budget(1 << 20));
     FAIL() << "no exception";
   } catch (const gt::Error& e) {
     EXPECT_EQ(e.kind(), gt::ErrorKind::usage);

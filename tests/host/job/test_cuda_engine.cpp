@@ -18,6 +18,7 @@
 #include "gtranspose/journal.hpp"
 #include "gtranspose/memory.hpp"
 #include "host/formats/formats_test_util.hpp"
+#include "support/engines.hpp"
 
 #if GT_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -76,6 +77,12 @@ std::vector<unsigned char> read_all(const std::string& path, const OpenOptions& 
   std::vector<unsigned char> v(i.bytes());
   src->read(0, 0, i.shape.rows, i.shape.cols, v.data(), i.shape.cols);
   return v;
+}
+
+RunReport run_cuda(Source& src, Sink& dst, const RunOptions& o) { return test::run_engine(EngineKind::cuda, src, dst, o); }
+RunReport run_cpu(Source& src, Sink& dst, const RunOptions& o) { return test::run_engine(EngineKind::cpu, src, dst, o); }
+RunReport run_cuda_inplace(InplaceMatrix& m, const RunOptions& o, InplaceWriter* w = nullptr) {
+  return test::run_engine_inplace(EngineKind::cuda, m, o, w);
 }
 
 RunOptions small_budget(std::uint64_t dev, std::uint64_t host, int streams) {
@@ -140,8 +147,7 @@ TEST_P(StreamFilesInPlace, WithJournal) {
   {
     auto im = open_inplace(path, o);
     auto journal = open_inplace_journal(*im, dir / ("sq" + ext_of(c.format)), ResumeMode::fresh);
-    ro.writer = journal.get();
-    RunReport r = run_cuda_inplace(*im, ro);
+    RunReport r = run_cuda_inplace(*im, ro, journal.get());
     EXPECT_EQ(r.mode, "in-place");
   }
   EXPECT_FALSE(std::filesystem::exists(journal_path(path))) << "the journal must be gone after a complete run";
@@ -284,7 +290,7 @@ TEST(StreamErrors, NoDeviceIsAClearError) {
   auto dst = memory_sink(HostMatrix{out.data(), {2, 2}, 4, 0, HostMemoryKind::unchecked});
   try {
     run_cuda(*src, *dst, {});
-    FAIL() << "run_cuda without a GPU must throw";
+    FAIL() << "the CUDA engine without a GPU must throw";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::no_device);
     EXPECT_NE(std::string(e.what()).find("cuda"), std::string::npos) << e.what();

@@ -30,6 +30,7 @@
 #include "gtranspose/journal.hpp"
 #include "host/formats/formats_test_util.hpp"
 #include "inplace/journal_detail.hpp"
+#include "support/engines.hpp"
 
 namespace gt {
 namespace {
@@ -384,7 +385,7 @@ TEST(JournalCreate, KilledWhileTheJournalIsMadeLeavesNoStrayFile) {
   const Error e = catch_error([&] { run_job(job_of(d, c, false)); });
   journal_detail::set_hook(nullptr);
   EXPECT_EQ(e.kind(), ErrorKind::input);
-  EXPECT_NE(std::string(e.what()).find("rerun with --resume to finish it"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("rerun with resume to finish it"), std::string::npos) << e.what();
   EXPECT_TRUE(read_file(journal) == Bytes{'x'}) << "the other journal was overwritten";
   EXPECT_TRUE(read_file(file) == pristine) << "the matrix changed";
   EXPECT_EQ(d.entries(), (std::vector<std::string>{"m.raw", "m.raw.gtjournal"})) << "stray files";
@@ -579,7 +580,7 @@ TEST(JournalJob, RefusalsAndMessages) {
   out.output = d / "out.raw";
   e = catch_error([&] { run_job(out); });
   EXPECT_EQ(e.kind(), ErrorKind::usage);
-  EXPECT_NE(std::string(e.what()).find("--resume"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("resume"), std::string::npos) << e.what();
 
   // An error midway (the hook throws as a failing disk would) keeps the
   // journal and says how to finish.
@@ -590,7 +591,7 @@ TEST(JournalJob, RefusalsAndMessages) {
   journal_detail::set_hook(nullptr);
   EXPECT_EQ(e.kind(), ErrorKind::io);
   EXPECT_NE(std::string(e.what()).find("Input/output error"), std::string::npos) << e.what();
-  EXPECT_NE(std::string(e.what()).find("--resume"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("resume"), std::string::npos) << e.what();
   EXPECT_TRUE(exists(journal));
 
   // A journal without --resume: refused, kept, the matrix untouched.
@@ -598,7 +599,7 @@ TEST(JournalJob, RefusalsAndMessages) {
   e = catch_error([&] { run_job(job_of(d, c, false)); });
   EXPECT_EQ(e.kind(), ErrorKind::input);
   EXPECT_EQ(std::string(e.what()), file + " has a journal from an interrupted in-place run (" + journal +
-                                       "): rerun with --resume to finish it");
+                                       "): rerun with resume to finish it");
   EXPECT_TRUE(read_file(file) == before);
   EXPECT_TRUE(exists(journal));
 
@@ -608,7 +609,7 @@ TEST(JournalJob, RefusalsAndMessages) {
   small.run.host_mem = 5 * 4 * 4 * c.es;
   e = catch_error([&] { run_job(small); });
   EXPECT_EQ(e.kind(), ErrorKind::usage);
-  EXPECT_NE(std::string(e.what()).find("--host-mem"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("host_mem"), std::string::npos) << e.what();
   EXPECT_NE(std::string(e.what()).find("8x8 tiles"), std::string::npos) << e.what();
   EXPECT_TRUE(exists(journal));
   // A larger budget than the original is fine: the tiles stay 8x8.
@@ -630,7 +631,7 @@ TEST(JournalJob, PlainWriterWritesAndFlushes) {
   RunOptions o;
   o.host_mem = budget_of(c);
   o.threads = 1;
-  RunReport r = run_cpu_inplace(*m, o);
+  RunReport r = test::run_engine_inplace(EngineKind::cpu, *m, o);
   EXPECT_EQ(r.stage("journal").bytes, 0u);
   m.reset();
   EXPECT_TRUE(read_matrix(d, c) == transposed(pattern_matrix(c.n, c.n, c.es, kSeed), c.n, c.n, c.es));

@@ -22,14 +22,14 @@ GridRequest request(std::uint64_t rows, std::uint64_t cols, std::size_t es, std:
   r.elem_size = es;
   r.tile_bytes = tile_bytes;
   r.preferred_block = block;
-  r.chunk_elems = chunk;
+  r.tile_elems = chunk;
   return r;
 }
 
 std::string describe(const GridRequest& r) {
   return gt::to_string(r.shape) + " es=" + std::to_string(r.elem_size) + " tile_bytes=" +
          std::to_string(r.tile_bytes) + " block=" + gt::to_string(r.preferred_block) + " chunk=" +
-         std::to_string(r.chunk_elems);
+         std::to_string(r.tile_elems);
 }
 
 // Walks every tile and proves the tiles partition the matrix: row-major grid
@@ -38,7 +38,7 @@ std::string describe(const GridRequest& r) {
 void check_partition(const TileGrid& p, const GridRequest& req) {
   SCOPED_TRACE(describe(req));
   const std::uint64_t R = req.shape.rows, C = req.shape.cols;
-  const std::uint64_t cap = req.chunk_elems ? std::min(req.tile_bytes / req.elem_size, req.chunk_elems)
+  const std::uint64_t cap = req.tile_elems ? std::min(req.tile_bytes / req.elem_size, req.tile_elems)
                                             : req.tile_bytes / req.elem_size;
   ASSERT_LE(p.tile_h() * p.tile_w(), cap);
   ASSERT_EQ(p.count(), p.tile_rows() * p.tile_cols());

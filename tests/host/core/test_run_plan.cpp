@@ -1,0 +1,324 @@
+// The run plan: every default, cap and fit check of a run (plan.hpp), and the
+// promise the budgets make: what the engines allocate for tiles and staging
+// (host_bytes) plus what the formats hold (reserved) stays within the host
+// budget, and the device buffers within the device budget.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+
+#include "gtranspose/error.hpp"
+#include "gtranspose/plan.hpp"
+
+namespace gt {
+namespace {
+
+constexpr std::uint64_t MiB = std::uint64_t(1) << 20, GiB = std::uint64_t(1) << 30;
+
+PlanRequest request(RunMode mode, Shape shape, std::size_t es, std::uint64_t host_mem, std::uint64_t device_mem = 0) {
+  PlanRequest r;
+  r.mode = mode;
+  r.info.shape = shape;
+  r.info.elem_size = es;
+  r.what = "the test matrix";
+  r.host_mem = host_mem;
+  r.device_mem = device_mem;
+  return r;
+}
+
+EngineCaps cpu_caps(int threads = 4) {
+  EngineCaps c;
+  c.kind = EngineKind::cpu;
+  c.threads = threads;
+  return c;
+}
+
+EngineCaps cuda_caps(std::uint64_t device_free = 64 * GiB) {
+  EngineCaps c;
+  c.kind = EngineKind::cuda;
+  c.kernel = "padded";
+  c.device_free = device_free;
+  return c;
+}
+
+SideTraits side(bool concurrent, bool in_memory = false, bool pinned = false) { return {concurrent, in_memory, pinned}; }
+
+Error error_of(const PlanRequest& r, const EngineCaps& c) {
+  try {
+    plan_run(r, c);
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "plan_run did not throw";
+  return Error(ErrorKind::internal, "none");
+}
+
+bool has_note(const RunPlan& p, const std::string& text) {
+  return std::any_of(p.notes.begin(), p.notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
+// The promise every plan keeps.
+void expect_within_budgets(const RunPlan& p, const std::string& what) {
+  EXPECT_LE(p.host_bytes + p.reserved, p.host_budget) << what;
+  if (p.engine == EngineKind::cuda) {
+    EXPECT_LE(p.device_bytes, p.device_budget) << what;
+    EXPECT_EQ(p.device_bytes, std::uint64_t(p.lanes) * p.device_buffers * p.device_buffer_bytes) << what;
+  }
+  EXPECT_GE(p.tile_bytes, p.tile_buffer_bytes()) << what;
+  EXPECT_EQ(p.host_bytes, std::uint64_t(p.slots) * p.slot_bytes + (p.scratch ? p.tile_buffer_bytes() : 0)) << what;
+}
+
+TEST(RunPlan, Defaults) {
+  EXPECT_GE(default_host_budget(), 64 * MiB);
+  EXPECT_LE(default_host_budget(), 16 * GiB);
+  EXPECT_EQ(default_device_budget(10 * GiB), 4 * GiB);
+  EXPECT_EQ(default_device_budget(2 * GiB), 1 * GiB);
+  const RunPlan p = plan_run(request(RunMode::out_of_place, {1000, 1000}, 4, 0), cpu_caps());
+  EXPECT_EQ(p.host_budget, default_host_budget());
+  const RunPlan q = plan_run(request(RunMode::out_of_place, {1000, 1000}, 4, 0), cuda_caps(6 * GiB));
+  EXPECT_EQ(q.device_budget, 3 * GiB);
+  EXPECT_EQ(q.lanes, kDefaultLanes);
+}
+
+TEST(RunPlan, CpuOutOfPlaceSharesAndCaps) {
+  // Four equal tile buffers under the budget; one tile: one slot.
+  RunPlan p = plan_run(request(RunMode::out_of_place, {4096, 4096}, 4, 4 * MiB), cpu_caps(3));
+  EXPECT_EQ(p.tile_bytes, 1 * MiB);
+  EXPECT_EQ(p.slots, 2);
+  EXPECT_EQ(p.threads, 3);
+  EXPECT_EQ(p.tiles, p.grid->count());
+  expect_within_budgets(p, "4 MiB");
+  p = plan_run(request(RunMode::out_of_place, {10, 10}, 4, 4 * MiB), cpu_caps());
+  EXPECT_EQ(p.tiles, 1u);
+  EXPECT_EQ(p.slots, 1);
+  // A large budget: tiles capped at 256 MiB, unless the user set the tile.
+  p = plan_run(request(RunMode::out_of_place, {65536, 65536}, 4, 16 * GiB), cpu_caps());
+  EXPECT_EQ(p.tile_bytes, kMaxTileBytes);
+  PlanRequest r = request(RunMode::out_of_place, {65536, 65536}, 4, 16 * GiB);
+  r.tile_elems = std::uint64_t(1) << 28;
+  p = plan_run(r, cpu_caps());
+  EXPECT_EQ(p.tile_bytes, 4 * GiB);
+  EXPECT_EQ(p.tile.rows * p.tile.cols, std::uint64_t(1) << 28);
+}
+
+TEST(RunPlan, ReservedBytesComeOutOfTheHostBudget) {
+  PlanRequest r = request(RunMode::out_of_place, {4096, 4096}, 4, 8 * MiB);
+  r.reserved = 2 * MiB;
+  r.reserved_what = "HDF5 dataset /x in c.h5";
+  RunPlan p = plan_run(r, cpu_caps());
+  EXPECT_EQ(p.host_budget, 8 * MiB);
+  EXPECT_EQ(p.reserved, 2 * MiB);
+  EXPECT_EQ(p.tile_bytes, 6 * MiB / 4);
+  EXPECT_TRUE(has_note(p, "HDF5 chunk cache: 2.00 MiB"));
+  expect_within_budgets(p, "reserved");
+  // More than half the budget reserved: refused, naming the budget it needs.
+  r.reserved = 5 * MiB;
+  const Error e = error_of(r, cpu_caps());
+  EXPECT_EQ(e.kind(), ErrorKind::usage);
+  EXPECT_NE(e.message().find("{host_mem} of at least 10.00 MiB"), std::string::npos) << e.message();
+  EXPECT_NE(std::string(e.what()).find("HDF5 dataset /x in c.h5"), std::string::npos) << e.what();
+}
+
+TEST(RunPlan, CpuInPlaceScratchAndResume) {
+  // 1000 = 7 tiles of 144 + 1 edge: edge pairs are not square, so a scratch tile.
+  RunPlan p = plan_run(request(RunMode::in_place, {1000, 1000}, 4, 5 * 144 * 144 * 4 + 100), cpu_caps());
+  EXPECT_TRUE(p.scratch);
+  EXPECT_EQ(p.slots, 2);
+  expect_within_budgets(p, "in place 1000");
+  p = plan_run(request(RunMode::in_place, {1024, 1024}, 4, 5 * 128 * 128 * 4), cpu_caps());
+  EXPECT_FALSE(p.scratch);
+  // A resumed run keeps its block; a budget it does not fit is refused with
+  // the budget it needs (host buffers plus the formats' reserve).
+  PlanRequest r = request(RunMode::in_place, {1000, 1000}, 4, 64 * MiB);
+  r.resumed_block = 500;
+  r.first_pair = 1;
+  p = plan_run(r, cpu_caps());
+  EXPECT_EQ(p.tile, (Shape{500, 500}));
+  EXPECT_EQ(p.first_pair, 1u);
+  EXPECT_TRUE(has_note(p, "resumed from the journal: 1 of 3 tile pairs were done before"));
+  r.host_mem = 1 * MiB;
+  r.reserved = 0;
+  const Error e = error_of(r, cpu_caps());
+  EXPECT_EQ(e.kind(), ErrorKind::usage);
+  EXPECT_NE(e.message().find("written with 500x500 tiles, which need {host_mem} 4M or more"), std::string::npos)
+      << e.message();
+  EXPECT_NE(e.message().find("rerun with {resume} {host_mem} 4M"), std::string::npos) << e.message();
+}
+
+TEST(RunPlan, CudaOutOfPlaceThreadsSlotsAndStaging) {
+  // A file that takes positioned I/O both ways: four readers, four writers,
+  // 64 MiB staged tiles, enough slots for every lane and thread.
+  PlanRequest r = request(RunMode::out_of_place, {32768, 65536}, 4, 16 * GiB);
+  r.in = side(true);
+  r.out = side(true);
+  RunPlan p = plan_run(r, cuda_caps());
+  EXPECT_EQ(p.readers, kIoThreads);
+  EXPECT_EQ(p.writers, kIoThreads);
+  EXPECT_EQ(p.threads, 2 * kIoThreads);
+  EXPECT_EQ(p.tile_bytes, kStagedTileBytes);
+  EXPECT_EQ(p.slots, kDefaultLanes + 2 * kIoThreads);
+  EXPECT_EQ(p.slot_bytes, p.tile_buffer_bytes());
+  EXPECT_FALSE(p.direct_in || p.direct_out);
+  expect_within_budgets(p, "files");
+  // HDF5 through its library: one reader, one writer.
+  r.in = side(false);
+  r.out = side(false);
+  p = plan_run(r, cuda_caps());
+  EXPECT_EQ(p.readers + p.writers, 2);
+  // Pageable memory: eight copy threads a side.
+  r.in = side(true, true);
+  r.out = side(true, true);
+  p = plan_run(r, cuda_caps());
+  EXPECT_EQ(p.readers, kMemoryThreads);
+  // Pinned both sides: direct DMA, no staging, 256 MiB tiles, --streams honoured.
+  r.in = side(true, true, true);
+  r.out = side(true, true, true);
+  r.streams = 2;
+  p = plan_run(r, cuda_caps());
+  EXPECT_TRUE(p.direct_in && p.direct_out);
+  EXPECT_EQ(p.slot_bytes, 0u);
+  EXPECT_EQ(p.host_bytes, 0u);
+  EXPECT_EQ(p.lanes, 2);
+  EXPECT_EQ(p.tile_bytes, kMaxTileBytes);
+  EXPECT_TRUE(has_note(p, "2 streams, 4 staging slots (direct DMA)"));
+  expect_within_budgets(p, "pinned");
+}
+
+TEST(RunPlan, CudaInPlaceJournaledAndPlain) {
+  PlanRequest r = request(RunMode::in_place, {46336, 46336}, 4, 16 * GiB);
+  r.in = side(true);
+  r.ordered_writes = true;  // a journal
+  RunPlan p = plan_run(r, cuda_caps());
+  EXPECT_EQ(p.lanes, kJournaledLanes);
+  EXPECT_EQ(p.readers, kJournaledReaders);
+  EXPECT_EQ(p.writers, 1);
+  EXPECT_EQ(p.max_batch, 1u);
+  EXPECT_LE(p.slots, kJournaledSlots);
+  EXPECT_EQ(p.tile_bytes, kMaxTileBytes);
+  expect_within_budgets(p, "journaled");
+  // The plain writer on a file: several writer threads, one pair each.
+  r.ordered_writes = false;
+  p = plan_run(r, cuda_caps());
+  EXPECT_EQ(p.writers, kIoThreads);
+  EXPECT_EQ(p.max_batch, 1u);
+  EXPECT_EQ(p.tile_bytes, kStagedTileBytes);
+  // Pinned memory with the plain writer: straight DMA.
+  r.in = side(true, true, true);
+  p = plan_run(r, cuda_caps());
+  EXPECT_TRUE(p.direct_in);
+  EXPECT_EQ(p.host_bytes, 0u);
+  EXPECT_EQ(p.readers + p.writers, 2);
+  // One writer thread batches the pairs already back.
+  r.in = side(false);
+  p = plan_run(r, cuda_caps());
+  EXPECT_EQ(p.writers, 1);
+  EXPECT_EQ(p.max_batch, std::size_t(std::max(1, p.slots / 2)));
+}
+
+TEST(RunPlan, CudaResumedBlockMustFitBothBudgets) {
+  PlanRequest r = request(RunMode::in_place, {8192, 8192}, 4, 1 * GiB, 256 * MiB);
+  r.ordered_writes = true;
+  r.resumed_block = 4096;  // 64 MiB tiles: three on the device, two on the host
+  RunPlan p = plan_run(r, cuda_caps());
+  EXPECT_EQ(p.tile, (Shape{4096, 4096}));
+  EXPECT_EQ(p.lanes, 1);  // 256 MiB holds one lane of three 64 MiB tiles
+  expect_within_budgets(p, "resumed");
+  r.device_mem = 128 * MiB;
+  Error e = error_of(r, cuda_caps());
+  EXPECT_NE(e.message().find("{device_mem} 192M or more"), std::string::npos) << e.message();
+  r.device_mem = 1 * GiB;
+  r.host_mem = 100 * MiB;
+  e = error_of(r, cuda_caps());
+  EXPECT_NE(e.message().find("{host_mem} 128M or more"), std::string::npos) << e.message();
+}
+
+TEST(RunPlan, SmallerPlansHalveTilesThenLanes) {
+  PlanRequest r = request(RunMode::out_of_place, {8192, 8192}, 4, 4 * GiB, 4 * GiB);
+  RunPlan p = plan_run(r, cuda_caps());
+  std::uint64_t prev = p.tile_bytes;
+  int steps = 0;
+  while (auto q = plan_smaller(p)) {
+    ++steps;
+    if (q->lanes == p.lanes) {
+      EXPECT_EQ(q->tile_bytes, prev / 2);
+      EXPECT_GE(q->tile_bytes, kMinTileBytes);
+    } else {
+      EXPECT_EQ(q->lanes, 1);
+      EXPECT_EQ(q->tile_bytes, prev);
+    }
+    expect_within_budgets(*q, "smaller");
+    prev = q->tile_bytes;
+    p = *q;
+  }
+  EXPECT_EQ(p.lanes, 1);
+  EXPECT_LT(p.tile_bytes / 2, kMinTileBytes);
+  EXPECT_EQ(steps, 7);  // 64 MiB down to 1 MiB, then one lane
+  // A resumed run cannot shrink its tiles: only the lanes.
+  PlanRequest ri = request(RunMode::in_place, {8192, 8192}, 4, 4 * GiB, 4 * GiB);
+  ri.resumed_block = 2048;
+  RunPlan pi = plan_run(ri, cuda_caps());
+  ASSERT_GT(pi.lanes, 1);
+  auto qi = plan_smaller(pi);
+  ASSERT_TRUE(qi);
+  EXPECT_EQ(qi->lanes, 1);
+  EXPECT_EQ(qi->tile, pi.tile);
+  EXPECT_FALSE(plan_smaller(*qi));
+  // The CPU engine allocates no device memory: nothing to shrink.
+  EXPECT_FALSE(plan_smaller(plan_run(r, cpu_caps())));
+}
+
+TEST(RunPlan, KernelThatCannotMoveTheTilesIsRefused) {
+  EngineCaps c = cuda_caps();
+  c.kernel = "single-thread";
+  c.kernel_fits = [](std::uint64_t h, std::uint64_t w, std::size_t, std::string* why) {
+    *why = "limited to 1M elements";
+    return h * w <= (1u << 20);
+  };
+  const Error e = error_of(request(RunMode::out_of_place, {65536, 65536}, 4, 16 * GiB), c);
+  EXPECT_EQ(e.kind(), ErrorKind::usage);
+  EXPECT_NE(e.message().find("kernel 'single-thread' cannot move this run's"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("{kernel} auto"), std::string::npos) << e.message();
+}
+
+TEST(RunPlan, ErrorsForImpossibleRequests) {
+  EXPECT_EQ(error_of(request(RunMode::out_of_place, {10, 10}, 3, MiB), cpu_caps()).kind(), ErrorKind::usage);
+  EXPECT_EQ(error_of(request(RunMode::in_place, {10, 11}, 4, MiB), cpu_caps()).kind(), ErrorKind::usage);
+  // A budget below one element per tile.
+  EXPECT_EQ(error_of(request(RunMode::out_of_place, {10, 10}, 16, 32), cpu_caps()).kind(), ErrorKind::usage);
+}
+
+// Random requests: the budgets hold for every plan and every smaller plan.
+TEST(RunPlan, BudgetsHoldForRandomRequests) {
+  std::mt19937_64 rng(2026);
+  for (int i = 0; i < 4000; ++i) {
+    const bool inplace = rng() % 2;
+    const std::uint64_t rows = 1 + rng() % 200000, cols = inplace ? rows : 1 + rng() % 200000;
+    const std::size_t es = std::size_t(1) << (rng() % 5);
+    const std::uint64_t host = (64 << 10) + rng() % (std::uint64_t(32) << 30);
+    const std::uint64_t dev = (64 << 10) + rng() % (std::uint64_t(8) << 30);
+    PlanRequest r = request(inplace ? RunMode::in_place : RunMode::out_of_place, {rows, cols}, es, host, dev);
+    r.in = side(rng() % 2, rng() % 2, rng() % 2);
+    r.out = side(rng() % 2, rng() % 2, rng() % 2);
+    r.ordered_writes = inplace && rng() % 2;
+    r.streams = int(rng() % 9);
+    if (rng() % 4 == 0) r.reserved = rng() % (host / 2 + 1);
+    if (rng() % 5 == 0) r.tile_elems = 1 + rng() % (std::uint64_t(1) << 26);
+    const EngineCaps c = rng() % 2 ? cpu_caps() : cuda_caps();
+    const std::string what = "case " + std::to_string(i);
+    RunPlan p;
+    try {
+      p = plan_run(r, c);
+    } catch (const Error& e) {
+      // Only a budget that cannot hold one element is refused.
+      EXPECT_EQ(e.kind(), ErrorKind::usage) << what << ": " << e.what();
+      continue;
+    }
+    expect_within_budgets(p, what);
+    for (auto q = plan_smaller(p); q; q = plan_smaller(*q)) expect_within_budgets(*q, what + " (smaller)");
+    if (HasFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace gt

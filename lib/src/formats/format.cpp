@@ -8,6 +8,7 @@
 
 #include "formats/internal.hpp"
 #include "formats/npy.hpp"
+#include "formats/plain_io.hpp"
 #include "core/paths.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/format.hpp"
@@ -134,6 +135,11 @@ void check_matrix_shape(const std::vector<std::uint64_t>& dims, std::size_t elem
   if (__builtin_mul_overflow(dims[0], dims[1], &elems) || __builtin_mul_overflow(elems, elem_size, &bytes))
     throw Error(ErrorKind::input, what + " claims shape " + shape_repr(dims) +
                                       ", whose size does not fit in 64 bits: the file is damaged or not a matrix");
+}
+
+const std::string& checked_output(const Location& loc, const SinkOptions& opts) {
+  check_output_path(loc.path, opts.force);
+  return loc.path;
 }
 
 std::string type_text(const MatrixInfo& info, const std::string& fallback) {

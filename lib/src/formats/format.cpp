@@ -114,13 +114,13 @@ namespace fmt {
 void check_against_options(const MatrixInfo& info, const OpenOptions& opts, const std::string& name,
                            const std::string& type_text) {
   if (opts.shape && *opts.shape != info.shape)
-    throw Error(ErrorKind::usage, "--shape " + to_string(*opts.shape) + " does not match " + name + ", which is " +
-                                      to_string(info.shape) + ": leave --shape out for .npy and HDF5 inputs");
+    throw Error(ErrorKind::usage, "{shape} " + to_string(*opts.shape) + " does not match " + name + ", which is " +
+                                      to_string(info.shape) + ": leave {shape} out for .npy and HDF5 inputs");
   if (!opts.dtype) return;
   bool same = info.dtype ? *info.dtype == *opts.dtype : dtype_size(*opts.dtype) == info.elem_size;
   if (!same)
-    throw Error(ErrorKind::usage, std::string("--dtype ") + dtype_name(*opts.dtype) + " does not match " + name +
-                                      ", which holds " + type_text + ": leave --dtype out for .npy and HDF5 inputs");
+    throw Error(ErrorKind::usage, std::string("{dtype} ") + dtype_name(*opts.dtype) + " does not match " + name +
+                                      ", which holds " + type_text + ": leave {dtype} out for .npy and HDF5 inputs");
 }
 
 void check_matrix_shape(const std::vector<std::uint64_t>& dims, std::size_t elem_size, const std::string& what) {

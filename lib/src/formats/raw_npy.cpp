@@ -29,8 +29,8 @@ struct Opened {
 
 Opened open_raw(const Location& loc, const OpenOptions& opts, bool writable) {
   if (!opts.shape || !opts.dtype) {
-    std::string missing = !opts.shape && !opts.dtype ? "--shape and --dtype are" : !opts.shape ? "--shape is" : "--dtype is";
-    throw Error(ErrorKind::usage, "raw input needs --shape ROWSxCOLS and --dtype T (" + missing + " missing for " +
+    std::string missing = !opts.shape && !opts.dtype ? "{shape} and {dtype} are" : !opts.shape ? "{shape} is" : "{dtype} is";
+    throw Error(ErrorKind::usage, "raw input needs {shape} ROWSxCOLS and {dtype} T (" + missing + " missing for " +
                                       loc.path + "; name a NumPy file .npy or an HDF5 file .h5)");
   }
   Opened o;
@@ -42,9 +42,9 @@ Opened open_raw(const Location& loc, const OpenOptions& opts, bool writable) {
   const std::uint64_t expected = o.info.bytes();
   const std::uint64_t actual = file_size(o.fd.get(), loc.path);
   if (actual != expected)
-    throw Error(ErrorKind::input, loc.path + " holds " + std::to_string(actual) + " bytes but --shape " +
-                                      to_string(o.info.shape) + " --dtype " + dtype_name(*opts.dtype) + " needs " +
-                                      std::to_string(expected) + " bytes: check --shape and --dtype (or whether the "
+    throw Error(ErrorKind::input, loc.path + " holds " + std::to_string(actual) + " bytes but {shape} " +
+                                      to_string(o.info.shape) + " {dtype} " + dtype_name(*opts.dtype) + " needs " +
+                                      std::to_string(expected) + " bytes: check {shape} and {dtype} (or whether the "
                                       "file is complete)");
   return o;
 }

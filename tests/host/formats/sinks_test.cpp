@@ -100,7 +100,8 @@ TEST(Sinks, ExistingOutputNeedsForce) {
     write_bytes(out, std::string("previous contents"));
     Error e = catch_error([&] { create_sink(out, *src, {}); });
     EXPECT_EQ(e.kind(), ErrorKind::output);
-    EXPECT_EQ(std::string(e.what()), out + " exists: use --force to replace it");
+    EXPECT_EQ(std::string(e.what()), out + " exists: use force to replace it");
+    EXPECT_EQ(e.message(), out + " exists: use {force} to replace it");
     EXPECT_EQ(read_bytes(out), "previous contents");
     {
       // Forced but abandoned: the old file survives untouched.

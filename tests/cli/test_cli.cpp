@@ -156,14 +156,26 @@ TEST(BadInput, NoSuchDataset) {
 TEST(BadInput, RawSizeMismatch) {
   TempDir d;
   cli::write_file(d / "a.raw", std::string(1001, 'x'));
-  expect_error(gtranspose({d / "a.raw", d / "b.raw", "--shape", "10x10", "--dtype", "f32"}), 1, "1001");
+  Result r = gtranspose({d / "a.raw", d / "b.raw", "--shape", "10x10", "--dtype", "f32"});
+  expect_error(r, 1, "1001");
+  // The library's {shape} and {dtype}, spelled as this program's flags.
+  expect_error(r, 1, "but --shape 10x10 --dtype f32 needs 400 bytes: check --shape and --dtype");
   EXPECT_EQ(d.entries(), std::vector<std::string>{"a.raw"});
 }
 
 TEST(BadInput, RawWithoutShape) {
   TempDir d;
   cli::write_file(d / "a.raw", std::string(400, 'x'));
-  expect_error(gtranspose({d / "a.raw", d / "b.raw"}), 2, "--shape");
+  expect_error(gtranspose({d / "a.raw", d / "b.raw"}), 2, "needs --shape ROWSxCOLS and --dtype T (--shape and --dtype are missing");
+}
+
+TEST(BadInput, OptionsContradictTheHeader) {
+  TempDir d;
+  generate(d / "a.npy", "8x9", "f32");
+  expect_error(gtranspose({d / "a.npy", d / "b.npy", "--shape", "9x8"}), 2,
+               "--shape 9x8 does not match " + d / "a.npy" + ", which is 8x9: leave --shape out");
+  expect_error(gtranspose({d / "a.npy", d / "b.npy", "--dtype", "i32"}), 2, "leave --dtype out");
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"a.npy"});
 }
 
 TEST(BadInput, TruncatedNpyHeader) {
@@ -206,7 +218,7 @@ TEST(BadInput, ExistingOutputNeedsForce) {
   TempDir d;
   generate(d / "a.npy", "8x9", "f32");
   cli::write_file(d / "b.npy", "precious");
-  expect_error(gtranspose({d / "a.npy", d / "b.npy", "--engine", "cpu"}), 1, "--force");
+  expect_error(gtranspose({d / "a.npy", d / "b.npy", "--engine", "cpu"}), 1, "exists: use --force to replace it");
   EXPECT_EQ(cli::slurp(d / "b.npy"), "precious");
   Result r = gtranspose({d / "a.npy", d / "b.npy", "--engine", "cpu", "--force"});
   ASSERT_EQ(r.exit_code, 0) << why(r);

@@ -2,7 +2,7 @@
 //
 // A location is "path" or, for HDF5, "path:/group/dataset". The format comes
 // from the extension: .h5/.hdf5 HDF5, .npy NumPy, anything else raw bytes
-// (row-major, no header; --shape and --dtype required).
+// (row-major, no header; the shape and dtype options required).
 //
 // The interfaces themselves (Source, Sink, InplaceMatrix) are in matrix.hpp.
 #pragma once
@@ -35,8 +35,9 @@ struct SinkOptions {
 };
 
 // Creates the output for the transpose of `src`: shape src.info().shape.transposed(),
-// same element type and byte order. HDF5 outputs copy the source's exact
-// datatype and attributes when the source is HDF5; the dataset keeps the
+// same element type and byte order, as the source's native_type() gives it
+// where it has one. HDF5 outputs copy the source's exact datatype, attributes
+// and chunk layout when the source is HDF5; the dataset keeps the
 // source's name unless `spec` names one. The data goes to a temporary file in
 // the destination folder, registered with tempfile.hpp, renamed by commit().
 // Throws gt::Error(output) for an existing output without force, an unwritable

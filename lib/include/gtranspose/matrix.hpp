@@ -23,6 +23,23 @@ struct Location {
   std::string dataset;
   Format format = Format::raw;
 };
+// What a format knows about a source's elements beyond MatrixInfo, for a
+// sink to write the same type exactly rather than rebuild it from the DType
+// (which some element types lack: NumPy bool and void, HDF5 enums, opaque
+// and compound types). A source fills what it has; the rest stays empty, and
+// sinks fall back to MatrixInfo. Each field names the format whose sink reads
+// it, and the format's sink alone interprets it.
+struct NativeType {
+  // A .npy source's descr exactly as in its header ("<f4", "|V8", "|b1");
+  // "" for every other source. The .npy sink writes it as is; the HDF5 sink
+  // makes "|b1" the boolean enum h5py writes.
+  std::string npy_descr;
+  // An HDF5 source's open dataset (an HDF5 hid_t), valid while the source
+  // lives: the HDF5 sink copies its datatype, its attributes and its chunk
+  // layout and filters from it, and only reads it. -1 for every other source.
+  std::int64_t hdf5_dataset = -1;
+};
+
 // A matrix that lies whole in host memory (the host-memory API's sources and
 // sinks): element (i, j) at data + (i*ld + j)*elem_size. `pinned` means page-
 // locked and registered with CUDA, so the CUDA engine copies it by DMA
@@ -47,13 +64,16 @@ class Source {
   virtual Shape preferred_block() const { return {0, 0}; }
   // Host memory the source holds by itself while it is read (the HDF5 chunk
   // cache, and the compressed copy of a chunk being decompressed): the job
-  // takes it out of --host-mem before the engine divides the rest.
+  // takes it out of host_mem before the engine divides the rest.
   virtual std::uint64_t reserved_bytes() const { return 0; }
   // True when read() may be called from several threads at once (positioned
   // I/O); engines then read tiles in parallel. HDF5 takes a global lock: false.
   virtual bool concurrent_reads() const { return false; }
   // Non-null for a matrix in host memory (see HostView).
   virtual const HostView* host_view() const { return nullptr; }
+  // The format's own description of the elements (see NativeType); empty by
+  // default (memory sources, generated ones).
+  virtual NativeType native_type() const { return {}; }
   // A short human description: "HDF5 dataset /x (f32, 1000x2000) in in.h5".
   virtual std::string describe() const = 0;
 };
@@ -75,7 +95,7 @@ class Sink {
   virtual void rows_complete(std::uint64_t r0, std::uint64_t h) { (void)r0, (void)h; }
   // Host memory the sink holds by itself while it is written (a chunked HDF5
   // output's chunk cache and the compressed copy of the chunk being stored):
-  // like Source::reserved_bytes, the job takes it out of --host-mem.
+  // like Source::reserved_bytes, the job takes it out of host_mem.
   virtual std::uint64_t reserved_bytes() const { return 0; }
   virtual const HostView* host_view() const { return nullptr; }
   virtual std::string describe() const = 0;

@@ -8,6 +8,7 @@
 
 #include "formats/internal.hpp"
 #include "formats/npy.hpp"
+#include "formats/plain_io.hpp"
 #include "core/paths.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/format.hpp"
@@ -113,13 +114,13 @@ namespace fmt {
 void check_against_options(const MatrixInfo& info, const OpenOptions& opts, const std::string& name,
                            const std::string& type_text) {
   if (opts.shape && *opts.shape != info.shape)
-    throw Error(ErrorKind::usage, "--shape " + to_string(*opts.shape) + " does not match " + name + ", which is " +
-                                      to_string(info.shape) + ": leave --shape out for .npy and HDF5 inputs");
+    throw Error(ErrorKind::usage, "{shape} " + to_string(*opts.shape) + " does not match " + name + ", which is " +
+                                      to_string(info.shape) + ": leave {shape} out for .npy and HDF5 inputs");
   if (!opts.dtype) return;
   bool same = info.dtype ? *info.dtype == *opts.dtype : dtype_size(*opts.dtype) == info.elem_size;
   if (!same)
-    throw Error(ErrorKind::usage, std::string("--dtype ") + dtype_name(*opts.dtype) + " does not match " + name +
-                                      ", which holds " + type_text + ": leave --dtype out for .npy and HDF5 inputs");
+    throw Error(ErrorKind::usage, std::string("{dtype} ") + dtype_name(*opts.dtype) + " does not match " + name +
+                                      ", which holds " + type_text + ": leave {dtype} out for .npy and HDF5 inputs");
 }
 
 void check_matrix_shape(const std::vector<std::uint64_t>& dims, std::size_t elem_size, const std::string& what) {
@@ -134,6 +135,11 @@ void check_matrix_shape(const std::vector<std::uint64_t>& dims, std::size_t elem
   if (__builtin_mul_overflow(dims[0], dims[1], &elems) || __builtin_mul_overflow(elems, elem_size, &bytes))
     throw Error(ErrorKind::input, what + " claims shape " + shape_repr(dims) +
                                       ", whose size does not fit in 64 bits: the file is damaged or not a matrix");
+}
+
+const std::string& checked_output(const Location& loc, const SinkOptions& opts) {
+  check_output_path(loc.path, opts.force);
+  return loc.path;
 }
 
 std::string type_text(const MatrixInfo& info, const std::string& fallback) {

@@ -1,8 +1,8 @@
 // Factories behind open_source / create_sink / open_inplace, one set per format.
 #pragma once
 #include <memory>
-#include <optional>
 #include <string>
+#include <vector>
 
 #include "gtranspose/format.hpp"
 
@@ -20,10 +20,12 @@ std::unique_ptr<InplaceMatrix> open_raw_inplace(const Location& loc, const OpenO
 std::unique_ptr<InplaceMatrix> open_npy_inplace(const Location& loc, const OpenOptions& opts);
 std::unique_ptr<InplaceMatrix> open_hdf5_inplace(const Location& loc, const OpenOptions& opts);
 
-// The exact descr of a .npy source ("<f4", "|V8", "|b1"), empty for other sources.
-std::optional<std::string> npy_descr_of(const Source& src);
+// Refuses an existing output without opts.force (and a folder as output);
+// returns loc.path, for a sink's TempPath to be built from.
+const std::string& checked_output(const Location& loc, const SinkOptions& opts);
 
-// Refuses --shape/--dtype that contradict what a self-describing file says.
+// Refuses the shape and dtype options where they contradict what a
+// self-describing file says.
 void check_against_options(const MatrixInfo& info, const OpenOptions& opts, const std::string& name,
                            const std::string& type_text);
 // "in.npy is 3-D (shape (2, 3, 4)): gtranspose needs a 2-D matrix" and the empty-matrix case.

@@ -344,8 +344,8 @@ void check_output_path(const std::string& path, bool force) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) {
-      // A dangling symlink would be replaced by rename(); say so only with --force.
-      if (path_exists(path) && !force) throw Error(ErrorKind::output, path + " exists: use --force to replace it");
+      // A dangling symlink would be replaced by rename(); say so only with force.
+      if (path_exists(path) && !force) throw Error(ErrorKind::output, path + " exists: use {force} to replace it");
       return;
     }
     if (errno == ENOTDIR) throw Error(ErrorKind::output, "cannot create " + path + ": " + dir_of(path) + " is not a folder");
@@ -356,7 +356,7 @@ void check_output_path(const std::string& path, bool force) {
   // /dev/null) would be swapped for a regular file, never written to.
   if (!S_ISREG(st.st_mode))
     throw Error(ErrorKind::output, path + " is not a regular file (a device, FIFO or socket): name an output file");
-  if (!force) throw Error(ErrorKind::output, path + " exists: use --force to replace it");
+  if (!force) throw Error(ErrorKind::output, path + " exists: use {force} to replace it");
 }
 
 Fd create_output_file(const std::string& tmp_path, const std::string& final_path) {

@@ -29,8 +29,8 @@ struct Opened {
 
 Opened open_raw(const Location& loc, const OpenOptions& opts, bool writable) {
   if (!opts.shape || !opts.dtype) {
-    std::string missing = !opts.shape && !opts.dtype ? "--shape and --dtype are" : !opts.shape ? "--shape is" : "--dtype is";
-    throw Error(ErrorKind::usage, "raw input needs --shape ROWSxCOLS and --dtype T (" + missing + " missing for " +
+    std::string missing = !opts.shape && !opts.dtype ? "{shape} and {dtype} are" : !opts.shape ? "{shape} is" : "{dtype} is";
+    throw Error(ErrorKind::usage, "raw input needs {shape} ROWSxCOLS and {dtype} T (" + missing + " missing for " +
                                       loc.path + "; name a NumPy file .npy or an HDF5 file .h5)");
   }
   Opened o;
@@ -42,9 +42,9 @@ Opened open_raw(const Location& loc, const OpenOptions& opts, bool writable) {
   const std::uint64_t expected = o.info.bytes();
   const std::uint64_t actual = file_size(o.fd.get(), loc.path);
   if (actual != expected)
-    throw Error(ErrorKind::input, loc.path + " holds " + std::to_string(actual) + " bytes but --shape " +
-                                      to_string(o.info.shape) + " --dtype " + dtype_name(*opts.dtype) + " needs " +
-                                      std::to_string(expected) + " bytes: check --shape and --dtype (or whether the "
+    throw Error(ErrorKind::input, loc.path + " holds " + std::to_string(actual) + " bytes but {shape} " +
+                                      to_string(o.info.shape) + " {dtype} " + dtype_name(*opts.dtype) + " needs " +
+                                      std::to_string(expected) + " bytes: check {shape} and {dtype} (or whether the "
                                       "file is complete)");
   return o;
 }
@@ -82,11 +82,6 @@ Opened open_npy(const Location& loc, const OpenOptions& opts, bool writable) {
   return o;
 }
 
-const std::string& checked_output(const Location& loc, const SinkOptions& opts) {
-  check_output_path(loc.path, opts.force);
-  return loc.path;
-}
-
 PlainMatrix plain_of(const Opened& o, const std::string& name) {
   PlainMatrix m;
   m.fd = o.fd.get();
@@ -115,8 +110,11 @@ class PlainSource final : public Source {
     return "NumPy file " + loc_.path + " ('" + o_.descr + "', " + to_string(o_.info.shape) +
            (o_.fortran ? ", Fortran order)" : ")");
   }
-  bool is_npy() const { return npy_; }
-  const std::string& descr() const { return o_.descr; }
+  NativeType native_type() const override {
+    NativeType t;
+    if (npy_) t.npy_descr = o_.descr;
+    return t;
+  }
 
  private:
   Location loc_;
@@ -202,12 +200,6 @@ class PlainInplace final : public InplaceMatrix {
 
 }  // namespace
 
-std::optional<std::string> npy_descr_of(const Source& src) {
-  auto* p = dynamic_cast<const PlainSource*>(&src);
-  if (p && p->is_npy()) return p->descr();
-  return std::nullopt;
-}
-
 std::unique_ptr<Source> open_raw_source(const Location& loc, const OpenOptions& opts) {
   return std::make_unique<PlainSource>(loc, open_raw(loc, opts, false), false);
 }
@@ -227,14 +219,13 @@ std::unique_ptr<Sink> create_raw_sink(const Location& loc, const Source& src, co
 }
 
 std::unique_ptr<Sink> create_npy_sink(const Location& loc, const Source& src, const SinkOptions& opts) {
-  std::string descr;
-  if (auto d = npy_descr_of(src)) {
-    descr = *d;
-  } else if (src.info().dtype) {
+  // A .npy source's own descr, kept exactly; otherwise the one NumPy gives the dtype.
+  std::string descr = src.native_type().npy_descr;
+  if (descr.empty()) {
+    if (!src.info().dtype)
+      throw Error(ErrorKind::output, "the element type of " + src.describe() + " has no NumPy name, so " +
+                                         loc.path + " cannot describe it: write .raw or .h5 instead");
     descr = npy_descr_for(*src.info().dtype, src.info().order, loc.path);
-  } else {
-    throw Error(ErrorKind::output, "the element type of " + src.describe() + " has no NumPy name, so " + loc.path +
-                                       " cannot describe it: write .raw or .h5 instead");
   }
   const Shape out = src.info().shape.transposed();
   return std::make_unique<PlainSink>(loc, src, opts, make_npy_header(descr, out.rows, out.cols), "NumPy file");

@@ -81,6 +81,16 @@ void fill(Sink& sink, const MemSource& src) {
   write_tiled(sink, transposed(src.data(), s.rows, s.cols, es), s.cols, s.rows, es, 16, 16);
 }
 
+// Opens a committed output again (a raw one with the sink's shape and dtype).
+std::unique_ptr<Source> open_output(const std::string& out, const Sink& sink) {
+  OpenOptions o;
+  if (parse_location(out).format == Format::raw) {
+    o.shape = sink.info().shape;
+    o.dtype = sink.info().dtype;
+  }
+  return open_source(out, o);
+}
+
 TEST(Sinks, ExistingOutputNeedsForce) {
   TempDir dir;
   auto src = source_of({8, 6}, DType::i16, 3);
@@ -90,7 +100,8 @@ TEST(Sinks, ExistingOutputNeedsForce) {
     write_bytes(out, std::string("previous contents"));
     Error e = catch_error([&] { create_sink(out, *src, {}); });
     EXPECT_EQ(e.kind(), ErrorKind::output);
-    EXPECT_EQ(std::string(e.what()), out + " exists: use --force to replace it");
+    EXPECT_EQ(std::string(e.what()), out + " exists: use force to replace it");
+    EXPECT_EQ(e.message(), out + " exists: use {force} to replace it");
     EXPECT_EQ(read_bytes(out), "previous contents");
     {
       // Forced but abandoned: the old file survives untouched.
@@ -101,15 +112,30 @@ TEST(Sinks, ExistingOutputNeedsForce) {
     auto sink = create_sink(out, *src, {true});
     fill(*sink, *src);
     sink->commit();
-    OpenOptions o;
-    if (std::string(ext) == "raw") {
-      o.shape = Shape{6, 8};
-      o.dtype = DType::i16;
-    }
-    auto back = open_source(out, o);
+    auto back = open_output(out, *sink);
     EXPECT_EQ(read_tiled(*back), transposed(src->data(), 8, 6, 2));
     EXPECT_EQ(dir.entries().size(), 1u);
     std::remove(out.c_str());
+  }
+}
+
+// Each format's source names its own element type for the sinks (the .npy
+// descr, the HDF5 dataset); a raw file and memory have none to give.
+TEST(Sinks, NativeTypeIsTheSourcesOwn) {
+  TempDir dir;
+  auto src = source_of({8, 6}, DType::i16, 3);
+  EXPECT_EQ(src->native_type().npy_descr, "");
+  EXPECT_EQ(src->native_type().hdf5_dataset, -1);
+  for (const char* ext : kFormats) {
+    SCOPED_TRACE(ext);
+    const std::string out = dir / (std::string("out.") + ext);
+    auto sink = create_sink(out, *src, {});
+    fill(*sink, *src);
+    sink->commit();
+    const NativeType t = open_output(out, *sink)->native_type();
+    EXPECT_EQ(t.npy_descr, std::string(ext) == "npy" ? "<i2" : "");
+    if (std::string(ext) == "h5") EXPECT_GE(t.hdf5_dataset, 0);
+    else EXPECT_EQ(t.hdf5_dataset, -1);
   }
 }
 

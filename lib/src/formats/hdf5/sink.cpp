@@ -1,0 +1,291 @@
+// The HDF5 output. When the source is an HDF5 dataset, the output copies its
+// exact datatype and its attributes, and a chunked input gives a chunked
+// output: the transposed chunk shape and the input's filters (gzip, shuffle,
+// ...). The planner cuts tiles in whole input chunks, so each output tile
+// covers whole output chunks and HDF5 compresses each once, never reading
+// one back. Every other output is contiguous and written by pwrite.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "formats/hdf5/hdf5_internal.hpp"
+#include "formats/internal.hpp"
+#include "formats/plain_io.hpp"
+#include "gtranspose/tempfile.hpp"
+
+namespace gt::fmt {
+namespace h5 {
+namespace {
+
+// --- attributes ---------------------------------------------------------------
+
+struct AttrCopy {
+  hid_t dst;
+  std::string what;
+  CallbackError err;
+};
+
+herr_t copy_one_attribute(hid_t src, const char* name, AttrCopy* ctx) {
+  Hid a = check(H5Aopen(src, name, H5P_DEFAULT), ErrorKind::output, std::string("cannot open attribute ") + name);
+  Hid t = check(H5Aget_type(a.get()), ErrorKind::output, std::string("cannot read the type of attribute ") + name);
+  // Object references (dimension-scale lists) point into the source file;
+  // copied as bytes they would point at garbage in the new one.
+  if (H5Tdetect_class(t.get(), H5T_REFERENCE) > 0) return 0;
+  Hid tc(H5Tcopy(t.get()));  // a transient copy: a committed type of the source file cannot cross files
+  Hid s = check(H5Aget_space(a.get()), ErrorKind::output, std::string("cannot read the shape of attribute ") + name);
+  hssize_t n = H5Sget_select_npoints(s.get());
+  std::vector<unsigned char> buf(std::max<std::size_t>(1, std::size_t(n < 0 ? 0 : n) * H5Tget_size(tc.get())));
+  if (n > 0 && H5Aread(a.get(), tc.get(), buf.data()) < 0)
+    fail(ErrorKind::output, std::string("cannot read attribute ") + name + " of the source");
+  Hid out = check(H5Acreate2(ctx->dst, name, tc.get(), s.get(), H5P_DEFAULT, H5P_DEFAULT), ErrorKind::output,
+                  std::string("cannot create attribute ") + name + " in " + ctx->what);
+  herr_t rc = n > 0 ? H5Awrite(out.get(), tc.get(), buf.data()) : 0;
+  const bool vlen = H5Tdetect_class(tc.get(), H5T_VLEN) > 0 || H5Tis_variable_str(tc.get()) > 0;
+  if (n > 0 && vlen) H5Dvlen_reclaim(tc.get(), s.get(), H5P_DEFAULT, buf.data());
+  if (rc < 0) fail(ErrorKind::output, std::string("cannot write attribute ") + name + " in " + ctx->what);
+  return 0;
+}
+
+herr_t copy_attribute(hid_t src, const char* name, const H5A_info_t*, void* data) {
+  auto* ctx = static_cast<AttrCopy*>(data);
+  return guarded(ctx->err, [&] { return copy_one_attribute(src, name, ctx); });
+}
+
+// --- the output's layout --------------------------------------------------------
+
+// A chunked layout for the output, or (dcpl empty) contiguous with `note`
+// saying why a chunked input could not keep its chunks.
+struct OutputLayout {
+  Hid dcpl;
+  Shape chunk{0, 0};
+  int nfilters = 0;
+  std::string filters;  // "shuffle+deflate"
+  std::string note;
+};
+
+std::string filter_name(H5Z_filter_t id, const char* name) {
+  if (name && *name) return name;
+  return "filter " + std::to_string(id);
+}
+
+// The layout of the transpose of dataset `src`: chunked when `src` is, with
+// the transposed chunk shape (rb x cb in, cb x rb out) and the same filter
+// pipeline. A filter this HDF5 cannot encode with (a decode-only szip, a
+// plugin that is not installed) leaves the output contiguous, and says so.
+OutputLayout chunked_layout(hid_t src) {
+  OutputLayout out;
+  Hid in(H5Dget_create_plist(src));
+  hsize_t cd[2] = {0, 0};
+  if (!in || H5Pget_layout(in.get()) != H5D_CHUNKED || H5Pget_chunk(in.get(), 2, cd) != 2) {
+    H5Eclear2(H5E_DEFAULT);
+    return out;
+  }
+  auto contiguous = [&](const std::string& why) {
+    H5Eclear2(H5E_DEFAULT);
+    out.note = "contiguous: " + why;
+    return std::move(out);
+  };
+  const hsize_t tc[2] = {cd[1], cd[0]};
+  Hid dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  if (!dcpl || H5Pset_chunk(dcpl.get(), 2, tc) < 0)
+    return contiguous("HDF5 refused the chunk shape " + std::to_string(tc[0]) + "x" + std::to_string(tc[1]));
+  const int n = H5Pget_nfilters(in.get());
+  for (int i = 0; i < n; ++i) {
+    unsigned flags = 0, config = 0;
+    std::vector<unsigned> values(16);
+    std::size_t nv = values.size();
+    char name[256] = {};
+    H5Z_filter_t id = H5Pget_filter2(in.get(), unsigned(i), &flags, &nv, values.data(), sizeof name, name, &config);
+    if (id >= 0 && nv > values.size()) {
+      values.resize(nv);
+      id = H5Pget_filter2(in.get(), unsigned(i), &flags, &nv, values.data(), sizeof name, name, &config);
+    }
+    if (id < 0) return contiguous("cannot read filter " + std::to_string(i) + " of the input");
+    const std::string fname = filter_name(id, name);
+    unsigned info = 0;
+    if (H5Zfilter_avail(id) <= 0 || H5Zget_filter_info(id, &info) < 0 || !(info & H5Z_FILTER_CONFIG_ENCODE_ENABLED))
+      return contiguous("the input's filter '" + fname + "' (" + std::to_string(id) + ") cannot encode here");
+    if (H5Pset_filter(dcpl.get(), id, flags & H5Z_FLAG_DEFMASK, nv, values.data()) < 0)
+      return contiguous("HDF5 refused the input's filter '" + fname + "' (" + std::to_string(id) + ")");
+    out.filters += (out.filters.empty() ? "" : "+") + fname;
+  }
+  out.dcpl = std::move(dcpl);
+  out.chunk = {tc[0], tc[1]};
+  out.nfilters = n;
+  return out;
+}
+
+// --- the sink -------------------------------------------------------------------
+
+// A transient copy of dataset `dset`'s datatype (a committed type of the
+// source file cannot cross files); invalid when HDF5 fails.
+Hid transient_type_of(hid_t dset) {
+  const Hid t(H5Dget_type(dset));
+  return t ? Hid(H5Tcopy(t.get())) : Hid();
+}
+
+class Hdf5Sink final : public Sink {
+ public:
+  Hdf5Sink(const Location& loc, const Source& src, const SinkOptions& opts)
+      : loc_(loc), tmp_(checked_output(loc, opts)) {
+    quiet();
+    info_ = src.info();
+    info_.shape = src.info().shape.transposed();
+    const NativeType native = src.native_type();
+    // An HDF5 source's dataset: its datatype, attributes and chunk layout are copied.
+    const hid_t in = native.hdf5_dataset;
+    if (loc_.dataset.empty()) loc_.dataset = in >= 0 ? src.location().dataset : "/data";
+    // Create the file ourselves first so an unwritable folder reports the OS reason.
+    create_output_file(tmp_.path(), loc_.path);
+    const Hid fapl = output_fapl();
+    file_ = check(H5Fcreate(tmp_.path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), ErrorKind::output,
+                  "cannot create " + loc_.path + " as HDF5");
+    Hid type = in >= 0 ? transient_type_of(in) : type_for(info_, native.npy_descr);
+    if (!type) fail(ErrorKind::output, "cannot create the element type of " + loc_.path);
+    if (H5Tget_size(type.get()) != info_.elem_size)
+      throw Error(ErrorKind::internal, "HDF5 type size differs from the element size for " + loc_.path);
+    hsize_t dims[2] = {info_.shape.rows, info_.shape.cols};
+    Hid space = check(H5Screate_simple(2, dims, nullptr), ErrorKind::output, "cannot describe " + loc_.path);
+    Hid lcpl(H5Pcreate(H5P_LINK_CREATE));
+    H5Pset_create_intermediate_group(lcpl.get(), 1);
+    if (in >= 0) layout_ = chunked_layout(in);
+    if (layout_.dcpl) {
+      // Chunks are allocated as they are written (early allocation would
+      // compress and store a chunk of fill values for every chunk first).
+      // A cache of one chunk, as the source has: the chunk a tile is writing
+      // stays whole in memory until the tile moves on, then is compressed
+      // and stored once. Tiles of whole chunks never read one back.
+      const std::uint64_t chunk_bytes = layout_.chunk.rows * layout_.chunk.cols * info_.elem_size;
+      Hid dapl = one_chunk_cache(chunk_bytes);
+      dset_ = Hid(H5Dcreate2(file_.get(), loc_.dataset.c_str(), type.get(), space.get(), lcpl.get(),
+                             layout_.dcpl.get(), dapl.get()));
+      if (dset_) {
+        reserved_ = chunk_bytes * (layout_.nfilters > 0 ? 2 : 1);
+      } else {
+        layout_.note = "contiguous: HDF5 could not create it chunked " + to_string(layout_.chunk) +
+                       (layout_.filters.empty() ? "" : " with " + layout_.filters) + " (" + h5_reason() + ")";
+        layout_.dcpl.reset();
+        layout_.chunk = {0, 0};
+        layout_.filters.clear();
+        layout_.nfilters = 0;
+      }
+    }
+    if (!dset_) {
+      Hid dcpl(H5Pcreate(H5P_DATASET_CREATE));
+      H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS);
+      // Allocate now, never write fill values: every element gets written by us.
+      H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
+      H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
+      dset_ = check(H5Dcreate2(file_.get(), loc_.dataset.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(),
+                               H5P_DEFAULT),
+                    ErrorKind::output, "cannot create dataset " + loc_.dataset + " in " + loc_.path);
+    }
+    type_ = std::move(type);
+    if (in >= 0) {
+      AttrCopy ctx{dset_.get(), what(), {}};
+      hsize_t idx = 0;
+      const herr_t rc = H5Aiterate2(in, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attribute, &ctx);
+      ctx.err.rethrow();
+      if (rc < 0) fail(ErrorKind::output, "cannot copy the attributes of " + src.describe());
+    }
+    const haddr_t off = layout_.dcpl ? HADDR_UNDEF : H5Dget_offset(dset_.get());
+    H5Eclear2(H5E_DEFAULT);
+    if (off != HADDR_UNDEF) {
+      fd_ = open_existing(tmp_.path(), true, loc_.path);
+      plain_.fd = fd_.get();
+      plain_.data_offset = off;
+      plain_.logical = info_.shape;
+      plain_.elem_size = info_.elem_size;
+      plain_.name = loc_.path;
+      reserve_keep_size(fd_.get(), off, info_.bytes(), loc_.path);
+    }
+  }
+
+  ~Hdf5Sink() override {
+    if (file_) {
+      // Not committed: the temp file is about to be removed. Unlinking the
+      // dataset first frees its space, so the close need not extend the file
+      // to the dataset's end: after a full disk that extension fails, and a
+      // failed close leaves HDF5 a file it crashes on at process exit.
+      quiet();
+      dset_.reset();
+      H5Ldelete(file_.get(), loc_.dataset.c_str(), H5P_DEFAULT);
+      H5Eclear2(H5E_DEFAULT);
+    }
+    dset_.reset();
+    type_.reset();
+    file_.reset();
+  }
+
+  const MatrixInfo& info() const override { return info_; }
+  void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
+             std::uint64_t ld) override {
+    if (!file_) throw Error(ErrorKind::internal, "write to " + loc_.path + " after commit()");
+    if (fd_) return plain_.write(r0, c0, h, w, src, ld);
+    check_rect(info_.shape, r0, c0, h, w, ld, loc_.path);
+    if (h == 0 || w == 0) return;
+    hyperslab_io(dset_.get(), type_.get(), true, r0, c0, h, w, const_cast<void*>(src), ld, what());
+  }
+
+  // The contiguous output is written by pwrite alone, never through HDF5.
+  bool concurrent_writes() const override { return bool(fd_); }
+  // The contiguous output's rows [r0, r0+h) are one run of the file; HDF5
+  // writes a chunked one itself, where nothing is started early.
+  void rows_complete(std::uint64_t r0, std::uint64_t h) override {
+    if (fd_) return plain_.start_writeback(r0, h);
+    // A chunked output: HDF5 places the chunks, so start write-back of all
+    // that has reached the file so far (the final fsync then waits for the
+    // tail only: on the H100 machine it took 4-8 s of an 8 GiB run without).
+    if (!wb_fd_) wb_fd_ = Fd(::open(tmp_.path().c_str(), O_RDONLY | O_CLOEXEC));
+    if (wb_fd_) ::sync_file_range(wb_fd_.get(), 0, 0, SYNC_FILE_RANGE_WRITE);  // a hint: errors are the fsync's to report
+  }
+  // The chunk cache (and the compressed copy of the chunk being stored).
+  std::uint64_t reserved_bytes() const override { return reserved_; }
+
+  void commit() override {
+    if (!file_) return;
+    quiet();
+    dset_.close();
+    type_.close();
+    if (!file_.close()) fail(ErrorKind::io, "cannot finish writing " + loc_.path);
+    Fd f = fd_ ? std::move(fd_) : open_existing(tmp_.path(), false, loc_.path);
+    sync_file(f.get(), loc_.path, false);
+    f.reset();
+    tmp_.commit();
+  }
+
+  // "HDF5 dataset /x (f32, 20x10, chunked 5x4, shuffle+deflate) in out.h5",
+  // or "... in out.h5 (contiguous: the input's filter 'lzf' (32000) cannot encode here)".
+  std::string describe() const override {
+    std::string layout;
+    if (layout_.dcpl)
+      layout = ", chunked " + to_string(layout_.chunk) + (layout_.filters.empty() ? "" : ", " + layout_.filters);
+    return "HDF5 dataset " + loc_.dataset + " (" + type_text(info_, std::to_string(info_.elem_size) + "-byte elements") +
+           ", " + to_string(info_.shape) + layout + ") in " + loc_.path +
+           (layout_.note.empty() ? "" : " (" + layout_.note + ")");
+  }
+
+ private:
+  std::string what() const { return "dataset " + loc_.dataset + " in " + loc_.path; }
+
+  Location loc_;
+  MatrixInfo info_;
+  OutputLayout layout_;
+  std::uint64_t reserved_ = 0;
+  TempPath tmp_;  // destroyed after the HDF5 ids and the descriptor below
+  Fd fd_;
+  Fd wb_fd_;  // a chunked output's file, only to start its write-back
+  PlainMatrix plain_;
+  Hid file_, dset_, type_;
+};
+
+}  // namespace
+}  // namespace h5
+
+std::unique_ptr<Sink> create_hdf5_sink(const Location& loc, const Source& src, const SinkOptions& opts) {
+  return std::make_unique<h5::Hdf5Sink>(loc, src, opts);
+}
+
+}  // namespace gt::fmt

@@ -181,7 +181,7 @@ class Hdf5Inplace final : public InplaceMatrix {
     // journal can make an interrupted in-place run recoverable.
     if (d_.filtered)
       throw Error(ErrorKind::input, d_.what() + " is compressed (filtered): it cannot be transposed in place safely; "
-                                                "transpose it out of place (gtranspose IN.h5 OUT.h5)");
+                                                "transpose it out of place into another file");
   }
   const MatrixInfo& info() const override { return d_.info; }
   const Location& location() const override { return d_.loc; }

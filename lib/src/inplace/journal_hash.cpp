@@ -1,0 +1,95 @@
+// The journal's checksum and its test hook (journal_detail.hpp).
+#include <algorithm>
+#include <cstring>
+
+#include "inplace/journal_detail.hpp"
+#include "inplace/journal_internal.hpp"
+
+namespace gt {
+
+// --- checksum and test hook ---------------------------------------------------
+
+namespace journal_detail {
+
+namespace {
+
+constexpr std::uint64_t kP1 = 0x9E3779B185EBCA87ull, kP2 = 0xC2B2AE3D27D4EB4Full, kP3 = 0x165667B19E3779F9ull,
+                        kP4 = 0x85EBCA77C2B2AE63ull, kP5 = 0x27D4EB2F165667C5ull;
+
+inline std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+inline std::uint64_t load64(const unsigned char* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+// One lane step: multiply the word in, rotate, multiply again.
+inline std::uint64_t mix(std::uint64_t acc, std::uint64_t word) { return rotl(acc + word * kP2, 31) * kP1; }
+
+std::function<void(Point)>& hook() {
+  static std::function<void(Point)> h;
+  return h;
+}
+
+}  // namespace
+
+StreamHash::StreamHash(std::uint64_t seed) : lane_{seed + kP1 + kP2, seed + kP2, seed, seed - kP1}, seed_(seed) {}
+
+void StreamHash::update(const void* data, std::size_t n) {
+  auto p = static_cast<const unsigned char*>(data);
+  total_ += n;
+  if (fill_) {  // complete the pending 32 bytes first
+    const std::size_t take = std::min(n, sizeof pending_ - fill_);
+    std::memcpy(pending_ + fill_, p, take);
+    fill_ += take;
+    p += take;
+    n -= take;
+    if (fill_ < sizeof pending_) return;
+    for (int i = 0; i < 4; ++i) lane_[i] = mix(lane_[i], load64(pending_ + 8 * i));
+    fill_ = 0;
+  }
+  std::uint64_t v0 = lane_[0], v1 = lane_[1], v2 = lane_[2], v3 = lane_[3];
+  for (; n >= 32; p += 32, n -= 32) {
+    v0 = mix(v0, load64(p));
+    v1 = mix(v1, load64(p + 8));
+    v2 = mix(v2, load64(p + 16));
+    v3 = mix(v3, load64(p + 24));
+  }
+  lane_[0] = v0, lane_[1] = v1, lane_[2] = v2, lane_[3] = v3;
+  std::memcpy(pending_, p, n);
+  fill_ = n;
+}
+
+std::uint64_t StreamHash::digest() const {
+  std::uint64_t h;
+  if (total_ >= 32) {
+    h = rotl(lane_[0], 1) + rotl(lane_[1], 7) + rotl(lane_[2], 12) + rotl(lane_[3], 18);
+    for (std::uint64_t l : lane_) h = (h ^ mix(0, l)) * kP1 + kP4;
+  } else {
+    h = seed_ + kP5;
+  }
+  h += total_;
+  const unsigned char* p = pending_;
+  std::size_t n = fill_;
+  for (; n >= 8; p += 8, n -= 8) h = rotl(h ^ mix(0, load64(p)), 27) * kP1 + kP4;
+  for (; n; ++p, --n) h = rotl(h ^ (*p * kP5), 11) * kP1;
+  h ^= h >> 33;
+  h *= kP2;
+  h ^= h >> 29;
+  h *= kP3;
+  h ^= h >> 32;
+  return h;
+}
+
+void set_hook(std::function<void(Point)> h) { hook() = std::move(h); }
+
+}  // namespace journal_detail
+
+namespace journal_impl {
+
+void hit(journal_detail::Point p) {
+  if (auto& h = journal_detail::hook()) h(p);
+}
+
+}  // namespace journal_impl
+
+}  // namespace gt

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The two set-up commands of the README, on a fresh Debian/Ubuntu machine:
 #   scripts/setup.sh demo   install, build, transpose the demo dataset, print the report
-#   scripts/setup.sh test   install, build, run every test (what CI runs)
+#   scripts/setup.sh test   install, build, run every test (what CI runs): the
+#                           CUDA build (where nvcc exists) and the CPU-only build
+#                           (-DGT_ENABLE_CUDA=OFF), each with its whole suite
 # Also: scripts/setup.sh build (install and build only).
-# Environment: BUILD_DIR (default build), GT_CUDA_ARCHS (default 90),
-# GT_NO_INSTALL=1 to skip the package step (machines where nothing can be installed).
+# Environment: BUILD_DIR (default build; the CPU-only build goes to BUILD_DIR-cpu),
+# GT_CUDA_ARCHS (default 90), GT_NO_INSTALL=1 to skip the package step
+# (machines where nothing can be installed).
 set -euo pipefail
 mode=${1:-demo}
 case "$mode" in demo|test|build) ;; *) echo "usage: $0 demo|test|build" >&2; exit 2 ;; esac
@@ -16,7 +19,8 @@ say() { printf '== %s\n' "$*"; }
 
 # Debian/Ubuntu packages the project needs. CUDA comes from the NVIDIA
 # toolkit in /usr/local/cuda where present; without nvcc the build is CPU-only.
-packages=(build-essential cmake ninja-build pkg-config libhdf5-dev hdf5-tools libcli11-dev libgtest-dev libgmock-dev)
+packages=(build-essential cmake ninja-build pkg-config libhdf5-dev hdf5-tools libcli11-dev libgtest-dev libgmock-dev
+          python3-numpy python3-h5py)
 install_packages() {
   local missing=()
   for p in "${packages[@]}"; do
@@ -38,14 +42,21 @@ if [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null && [ -x /usr/local/cuda
   export CUDACXX=/usr/local/cuda/bin/nvcc
 fi
 
-mkdir -p "$build"
-say "configure ($build)"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_ARCHITECTURES="${GT_CUDA_ARCHS:-90}" >"$build/configure.log" 2>&1 \
-  || { cat "$build/configure.log"; exit 1; }
-grep -E "^-- gtranspose:" "$build/configure.log" || true
-say "build ($(nproc) jobs)"
-cmake --build "$build" -j"$(nproc)"
+# configure_and_build DIR [cmake options...]
+configure_and_build() {
+  local dir=$1
+  shift
+  mkdir -p "$dir"
+  say "configure ($dir)"
+  cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES="${GT_CUDA_ARCHS:-90}" "$@" >"$dir/configure.log" 2>&1 \
+    || { cat "$dir/configure.log"; exit 1; }
+  grep -E "^-- gtranspose:" "$dir/configure.log" || true
+  say "build $dir ($(nproc) jobs)"
+  cmake --build "$dir" -j"$(nproc)"
+}
+
+configure_and_build "$build"
 
 case "$mode" in
   build) ;;
@@ -57,7 +68,12 @@ case "$mode" in
     "$build/gt-gen" --verify "$out/demo_T.h5" --transposed --seed 7
     ;;
   test)
-    say "tests"
+    say "tests ($build)"
     ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --timeout 900
+    # The CPU-only configuration is a build of its own: code that compiles
+    # only with CUDA, or tests that pass only with it, show up here.
+    configure_and_build "$build-cpu" -DGT_ENABLE_CUDA=OFF
+    say "tests ($build-cpu)"
+    ctest --test-dir "$build-cpu" --output-on-failure -j"$(nproc)" --timeout 900
     ;;
 esac

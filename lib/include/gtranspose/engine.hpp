@@ -39,7 +39,7 @@ struct RunOptions {
 
 enum class EngineChoice { automatic, cuda, cpu };
 // "auto" | "cuda" | "gpu" | "cpu"; throws gt::Error(usage) otherwise.
-EngineChoice parse_engine(const std::string& name);
+[[nodiscard]] EngineChoice parse_engine(const std::string& name);
 
 // Which engine a choice resolves to, and why ("no CUDA device found: using
 // the CPU engine"). The one place that asks whether a GPU is present.
@@ -48,7 +48,7 @@ struct EngineDecision {
   EngineKind kind = EngineKind::cpu;
   std::string note;  // non-empty when automatic fell back to the CPU
 };
-EngineDecision decide_engine(EngineChoice requested);
+[[nodiscard]] EngineDecision decide_engine(EngineChoice requested);
 
 class Engine {
  public:
@@ -71,6 +71,6 @@ class Engine {
 
 // The one factory. Throws gt::Error(no_device) for cuda in a build or on a
 // machine without it.
-std::unique_ptr<Engine> make_engine(EngineKind kind);
+[[nodiscard]] std::unique_ptr<Engine> make_engine(EngineKind kind);
 
 }  // namespace gt

@@ -43,7 +43,7 @@ inline bool is_param_name(std::string_view n) {
 // Replaces every {name} of a known parameter in `message` with spell(name);
 // anything else in braces (a path, say) is left as it is. Header-only, like
 // Error itself, so the kernel library needs nothing else of lib/.
-inline std::string render_params(const std::string& message, const ParamSpeller& spell) {
+[[nodiscard]] inline std::string render_params(const std::string& message, const ParamSpeller& spell) {
   std::string out;
   out.reserve(message.size());
   std::size_t i = 0;

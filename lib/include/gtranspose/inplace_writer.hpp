@@ -49,6 +49,6 @@ class InplaceWriter {
 // Writes straight to the matrix, in any order and from any number of
 // threads (ordered() is false); finish() flushes it. Host memory, and runs
 // that asked for no crash safety.
-std::unique_ptr<InplaceWriter> plain_inplace_writer();
+[[nodiscard]] std::unique_ptr<InplaceWriter> plain_inplace_writer();
 
 }  // namespace gt

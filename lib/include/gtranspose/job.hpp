@@ -32,8 +32,8 @@ struct JobOptions {
 RunReport run_job(const JobOptions& opts);
 
 // What a run plan is asked, for these matrices and options (plan.hpp).
-PlanRequest plan_request(const Source& src, const Sink& dst, const RunOptions& opts);
-PlanRequest plan_request(const InplaceMatrix& m, const InplaceWriter& writer, const RunOptions& opts);
+[[nodiscard]] PlanRequest plan_request(const Source& src, const Sink& dst, const RunOptions& opts);
+[[nodiscard]] PlanRequest plan_request(const InplaceMatrix& m, const InplaceWriter& writer, const RunOptions& opts);
 
 // Plans a run with `engine` and runs it: what run_job does once its files
 // are open, and what the host-memory API and the benches do with memory.

@@ -50,7 +50,7 @@ enum class ResumeMode {
 // recovery uses (0: 64 MiB); they are freed before this returns.
 // Throws gt::Error(input) for a journal that does not match the matrix or is
 // damaged beyond the last complete batch; the matrix is then untouched.
-std::unique_ptr<InplaceWriter> open_inplace_journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mode,
+[[nodiscard]] std::unique_ptr<InplaceWriter> open_inplace_journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mode,
                                                     std::uint64_t host_mem = 0);
 
 }  // namespace gt

@@ -165,17 +165,17 @@ struct RunPlan {
 
 // The host memory a journal's recovery may use (recovery runs before the
 // run is planned): the host budget less what the formats hold.
-std::uint64_t recovery_budget(std::uint64_t host_mem, std::uint64_t reserved);
+[[nodiscard]] std::uint64_t recovery_budget(std::uint64_t host_mem, std::uint64_t reserved);
 
 // Plans a run. Throws gt::Error(usage) when the budgets cannot hold it (a
 // budget smaller than the formats' reserve, a resumed run's fixed tiles that
 // do not fit, a kernel that cannot move the tiles), naming the parameter to
 // change.
-RunPlan plan_run(const PlanRequest& req, const EngineCaps& caps);
+[[nodiscard]] RunPlan plan_run(const PlanRequest& req, const EngineCaps& caps);
 
 // The next smaller plan after the device could not allocate `failed`'s
 // buffers: tiles halved (down to kMinTileBytes, not for a resumed run), then
 // one lane; nullopt when nothing smaller is left.
-std::optional<RunPlan> plan_smaller(const RunPlan& failed);
+[[nodiscard]] std::optional<RunPlan> plan_smaller(const RunPlan& failed);
 
 }  // namespace gt

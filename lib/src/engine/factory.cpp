@@ -30,7 +30,9 @@ EngineDecision decide_engine(EngineChoice requested) {
 
 std::unique_ptr<Engine> make_engine(EngineKind kind) {
   if (kind == EngineKind::cpu) return cpu::make_cpu_engine();
-  decide_engine(EngineChoice::cuda);  // throws without a usable device
+  // Throws without a usable device (there is no fallback when cuda is named).
+  if (decide_engine(EngineChoice::cuda).kind != EngineKind::cuda)
+    throw Error(ErrorKind::internal, "the CUDA engine was decided against without an error");
 #if GT_HAVE_CUDA
   return cuda::make_cuda_engine();
 #else

@@ -46,7 +46,7 @@ SideTraits side(bool concurrent, bool in_memory = false, bool pinned = false) { 
 
 Error error_of(const PlanRequest& r, const EngineCaps& c) {
   try {
-    plan_run(r, c);
+    (void)plan_run(r, c);
   } catch (const Error& e) {
     return e;
   }

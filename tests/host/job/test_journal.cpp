@@ -523,7 +523,7 @@ TEST(JournalIdentity, AnotherFileShapeElementSizeOrDatasetIsRefused) {
   } fake;
   fake.i = info_of({40, 40}, DType::u16);
   fake.l = parse_location(file);
-  const Error e = catch_error([&] { open_inplace_journal(fake, file, ResumeMode::resume); });
+  const Error e = catch_error([&] { (void)open_inplace_journal(fake, file, ResumeMode::resume); });
   EXPECT_NE(std::string(e.what()).find("4-byte elements, not 2-byte"), std::string::npos) << e.what();
 
   // The right matrix still resumes.

@@ -151,7 +151,7 @@ if has inplace; then
   cpu=$(gt_run inplace-cpu "$W/sq.raw" --in-place --shape "${N}x${N}" --dtype f32 --engine cpu)
   # The same with 256 MiB tiles (8192^2 f32, the CPU engine's size; the
   # streaming engine's staged default is 64 MiB).
-  big=$(gt_run inplace-$ENGINE-256m "$W/sq.raw" --in-place --shape "${N}x${N}" --dtype f32 --engine "$ENGINE" --chunk 64M)
+  big=$(gt_run inplace-$ENGINE-256m "$W/sq.raw" --in-place --shape "${N}x${N}" --dtype f32 --engine "$ENGINE" --tile 64M)
   emit inplace-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"n\": $N, \"verified\": $ok, \"runs\": [${ours[*]}], \"cp_runs\": [${cps[*]}], \"cpu_engine_seconds\": $cpu, \"tiles_256m_seconds\": $big"
   rm -f "$W/sq.raw"
 fi

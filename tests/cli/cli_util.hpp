@@ -10,21 +10,18 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <functional>
-#include <iterator>
-#include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "support/temp_dir.hpp"
+
 namespace cli {
 
 namespace fs = std::filesystem;
+using gt::test::TempDir;
+using gt::test::write_file;
 
 struct Result {
   int exit_code = -1;  // -1 when killed by a signal
@@ -40,11 +37,6 @@ struct Limits {
   int signal = SIGINT;
   bool ignore_sighup = false;   // start the child as nohup does
 };
-
-inline std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 inline Result run(const std::string& exe, const std::vector<std::string>& args, const Limits& lim = {}) {
   Result r;
@@ -82,8 +74,8 @@ inline Result run(const std::string& exe, const std::vector<std::string>& args, 
   r.max_rss = std::uint64_t(ru.ru_maxrss) * 1024;
   close(fo);
   close(fe);
-  r.out = slurp(out_tmpl);
-  r.err = slurp(err_tmpl);
+  r.out = gt::test::file_contents(out_tmpl);
+  r.err = gt::test::file_contents(err_tmpl);
   unlink(out_tmpl);
   unlink(err_tmpl);
   return r;
@@ -99,42 +91,12 @@ inline Result gtranspose(const std::vector<std::string>& args, const Limits& lim
 }
 inline Result gtgen(const std::vector<std::string>& args) { return run(GT_GEN_PATH, args); }
 
-// A fresh folder per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/gtcli-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-  // Names of the entries in the folder, sorted.
-  std::vector<std::string> entries() const {
-    std::vector<std::string> v;
-    for (const auto& e : fs::directory_iterator(path_)) v.push_back(e.path().filename().string());
-    std::sort(v.begin(), v.end());
-    return v;
-  }
-
- private:
-  std::string path_;
-};
-
 // FNV-1a of a file's bytes: "input untouched" checks.
 inline std::uint64_t file_hash(const std::string& path) {
-  std::string s = slurp(path);
+  const std::string s = gt::test::file_contents(path);
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h ^ s.size();
-}
-
-inline void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << bytes;
 }
 
 }  // namespace cli

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "cli/cli_util.hpp"
+#include "support/gpu.hpp"
 
 using cli::gtgen;
 using cli::gtranspose;
@@ -107,7 +108,7 @@ TEST(Cli, HdfDatasetPathsAndJsonReport) {
   Result r = gtranspose({d / "a.h5:/grp/x", d / "b.h5:/out/xT", "--engine", "cpu", "--json", d / "r.json"});
   ASSERT_EQ(r.exit_code, 0) << why(r);
   expect_transposed(d / "b.h5:/out/xT", 2);
-  std::string j = cli::slurp(d / "r.json");
+  std::string j = gt::test::file_contents(d / "r.json");
   for (const char* key : {"\"engine\": \"cpu\"", "\"rows\": 90", "\"cols\": 70", "\"wall_s\"", "\"stages\""})
     EXPECT_NE(j.find(key), std::string::npos) << key << "\n" << j;
   // Without a dataset path in OUT the input's name is kept.
@@ -219,7 +220,7 @@ TEST(BadInput, ExistingOutputNeedsForce) {
   generate(d / "a.npy", "8x9", "f32");
   cli::write_file(d / "b.npy", "precious");
   expect_error(gtranspose({d / "a.npy", d / "b.npy", "--engine", "cpu"}), 1, "exists: use --force to replace it");
-  EXPECT_EQ(cli::slurp(d / "b.npy"), "precious");
+  EXPECT_EQ(gt::test::file_contents(d / "b.npy"), "precious");
   Result r = gtranspose({d / "a.npy", d / "b.npy", "--engine", "cpu", "--force"});
   ASSERT_EQ(r.exit_code, 0) << why(r);
   expect_transposed(d / "b.npy", 3);
@@ -408,14 +409,13 @@ TEST(Budget, PeakResidentMemoryStaysWithinHostMem) {
 }
 
 TEST(Cli, EngineCudaWithoutGpuSaysSo) {
-  Result probe = gtranspose({"--bench", "--engine", "cuda", "--shape", "64x64", "--reps", "1", "--kernel", "copy"});
-  if (probe.exit_code == 0) GTEST_SKIP() << "a GPU is present: this test is for machines without one";
-  expect_error(probe, 1, "--engine cuda");
+  GT_SKIP_WITH_GPU("this test is for machines without one");
+  expect_error(gtranspose({"--bench", "--engine", "cuda", "--shape", "64x64", "--reps", "1", "--kernel", "copy"}), 1,
+               "--engine cuda");
 }
 
 TEST(Cli, AutoFallsBackToCpuWithNotice) {
-  Result probe = gtranspose({"--bench", "--engine", "cuda", "--shape", "64x64", "--reps", "1", "--kernel", "copy"});
-  if (probe.exit_code == 0) GTEST_SKIP() << "a GPU is present: auto picks cuda there";
+  GT_SKIP_WITH_GPU("auto picks cuda there");
   TempDir d;
   generate(d / "a.npy", "30x20", "f32");
   Result r = gtranspose({d / "a.npy", d / "b.npy"});

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/cli_util.hpp"
+#include "support/gpu.hpp"
 
 using cli::gtgen;
 using cli::gtranspose;
@@ -12,14 +13,6 @@ using cli::TempDir;
 using cli::why;
 
 namespace {
-
-// Whether `--engine cuda` can run here; the reason when not.
-bool have_gpu(std::string* reason) {
-  static Result probe = gtranspose({"--bench", "--engine", "cuda", "--shape", "64x64", "--reps", "1", "--kernel",
-                                    "copy", "--no-peers", "-q"});
-  if (probe.exit_code != 0) *reason = probe.err.empty() ? "no GPU" : probe.err;
-  return probe.exit_code == 0;
-}
 
 struct Case {
   std::string ext, dtype, shape, kernel;
@@ -39,8 +32,7 @@ std::string swap_shape(const std::string& s) {
 class CudaEngine : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaEngine, MatchesThePattern) {
-  std::string reason;
-  if (!have_gpu(&reason)) GTEST_SKIP() << "no CUDA device: " << reason;
+  GT_SKIP_WITHOUT_GPU();
   const Case& c = GetParam();
   TempDir d;
   const std::string in = d / ("in" + c.ext), out = d / ("out" + c.ext);

@@ -13,7 +13,7 @@
 #include <random>
 
 #include "cli/cli_util.hpp"
-#include "gtranspose/cuda.hpp"
+#include "support/gpu.hpp"
 
 using cli::gtgen;
 using cli::gtranspose;
@@ -150,8 +150,7 @@ void kill_and_resume(const std::string& engine, int trials) {
 TEST(Journal, KillNineAtRandomMomentsThenResumeCpu) { kill_and_resume("cpu", 6); }
 
 TEST(Journal, KillNineAtRandomMomentsThenResumeCuda) {
-  std::string why_not;
-  if (gt::cuda_device_count(&why_not) == 0) GTEST_SKIP() << "no CUDA device: " << why_not;
+  GT_SKIP_WITHOUT_GPU();
   kill_and_resume("cuda", 4);
 }
 

@@ -71,9 +71,8 @@ Timing time_it(const std::function<void()>& run, cudaStream_t s, int reps) {
     }
     for (auto& e : ev) cudaEventDestroy(e);
     if (err != cudaSuccess) t.error = cudaGetErrorString(err);
-    std::sort(ms.begin(), ms.end());
-    t.median_ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
-    t.min_ms = ms.front();
+    t.median_ms = gt::bench::median(ms);
+    t.min_ms = *std::min_element(ms.begin(), ms.end());
   } catch (const gt::Error& e) {
     t.error = e.what();
   }
@@ -110,7 +109,7 @@ void tune_out_of_place(std::uint64_t rows, std::uint64_t cols, std::size_t s, co
   gtt::DeviceBuffer in(bytes), out(bytes);
   ASSERT_TRUE(in.ok() && out.ok()) << "cudaMalloc of 2 x " << bytes << " bytes failed";
   const std::uint64_t seed = 12345;
-  GTT_CUDA(gtt::fill(in.get(), s, rows, cols, cols, seed, 0));
+  ASSERT_EQ(gtt::fill(in.get(), s, rows, cols, cols, seed, 0), "");
   GTT_CUDA(cudaDeviceSynchronize());
   cudaStream_t st;
   GTT_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
@@ -137,7 +136,7 @@ void tune_out_of_place(std::uint64_t rows, std::uint64_t cols, std::size_t s, co
       const bool copy = kind == Kind::copy;
       const gtt::Check c = gtt::verify(out.get(), s, copy ? rows : cols, copy ? cols : rows, copy ? cols : rows, seed,
                                        !copy, gtt::kPoison);
-      r.verified = c.err == cudaSuccess && c.m.count == 0;
+      r.verified = c.error.empty() && c.count == 0;
       if (!r.verified) r.note = "mismatch at (" + std::to_string(c.row) + "," + std::to_string(c.col) + ") ";
     } catch (const gt::Error& e) {
       r.note = e.what();
@@ -166,7 +165,7 @@ void tune_out_of_place(std::uint64_t rows, std::uint64_t cols, std::size_t s, co
 
 // The 1 GiB matrices of the targets: 16384 rows, 2^30 / (16384 * S) columns.
 TEST(DISABLED_Tune, Catalogue) {
-  GTT_REQUIRE_DEVICE();
+  GT_SKIP_WITHOUT_GPU();
   std::vector<std::string> def;
   for (const auto& k : gt::kernels::registry())
     if (k.kind != Kind::inplace && std::string(k.name) != "single-thread" && std::string(k.name) != "row-per-thread")
@@ -185,7 +184,7 @@ TEST(DISABLED_Tune, Catalogue) {
 // Rectangular and skinny shapes (the element count of 16384^2, or 150e6
 // elements for the skinny ones), padded against the copy.
 TEST(DISABLED_Tune, Rect) {
-  GTT_REQUIRE_DEVICE();
+  GT_SKIP_WITHOUT_GPU();
   const auto kernels = env_list("GT_TUNE_KERNELS", "padded");
   const int reps = env_int("GT_TUNE_REPS", 20);
   const bool variants = env_int("GT_TUNE_VARIANTS", 0) != 0;
@@ -222,13 +221,12 @@ void tune_inplace(std::uint64_t n, std::size_t s, const std::vector<std::string>
   auto one = [&](const std::string& name, void (*launch)(const void*, void*, const Problem&, cudaStream_t)) {
     Row r{name, shape, "", s};
     const std::uint64_t seed = 777;
-    cudaError_t e = gtt::fill(a.get(), s, n, n, n, seed, 0);
-    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    const bool filled = gtt::fill(a.get(), s, n, n, n, seed, 0).empty() && cudaDeviceSynchronize() == cudaSuccess;
     try {
       launch(a.get(), nullptr, p, st);
       cudaStreamSynchronize(st);
       const gtt::Check c = gtt::verify(a.get(), s, n, n, n, seed, true, 0);
-      r.verified = e == cudaSuccess && c.err == cudaSuccess && c.m.count == 0;
+      r.verified = filled && c.error.empty() && c.count == 0;
       if (!r.verified) r.note = "mismatch at (" + std::to_string(c.row) + "," + std::to_string(c.col) + ") ";
     } catch (const gt::Error& err) {
       r.note = err.what();
@@ -252,7 +250,7 @@ void tune_inplace(std::uint64_t n, std::size_t s, const std::vector<std::string>
 // multiple of 128), and the same plus one: rows not 16-byte aligned, the
 // element path (registry kernels only).
 TEST(DISABLED_Tune, Inplace) {
-  GTT_REQUIRE_DEVICE();
+  GT_SKIP_WITHOUT_GPU();
   const auto kernels = env_list("GT_TUNE_KERNELS", "inplace-swap,inplace-tiled");
   const bool variants = env_int("GT_TUNE_VARIANTS", 1) != 0;
   const int reps = env_int("GT_TUNE_REPS", 20);

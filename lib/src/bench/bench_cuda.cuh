@@ -1,5 +1,6 @@
-// The bench's CUDA plumbing: checked calls, RAII owners, and the device-side
-// fill and verification that every timed candidate shares.
+// The bench's CUDA plumbing: checked calls, RAII owners, the candidates and
+// their peers. The device-side fill and verification every timed candidate
+// shares are in pattern_device.cuh.
 #pragma once
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/pattern_device.cuh"
 #include "engine/cuda/cuda_util.cuh"
 #include "gtranspose/error.hpp"
 
@@ -85,37 +87,6 @@ class LtTransformDesc {
  private:
   cublasLtMatrixTransformDesc_t d_ = nullptr;
 };
-
-// How a verification compares bytes. Byte movers must be bit-exact. The
-// vendor peers compute alpha * x in floating point, and the GPU returns a
-// canonical NaN for any NaN input, so their NaN payloads may change: those
-// elements are counted apart ("NaN-only") rather than as wrong positions.
-enum class FloatLanes : std::uint8_t { none, f16, bf16, f32, f64 };
-
-struct VerifySpec {
-  std::uint64_t rows = 0, cols = 0;  // the INPUT's shape
-  std::size_t elem_size = 0;
-  std::uint64_t seed = 0;
-  bool transposed = true;            // false: out(r, c) must equal pattern(r, c)
-  FloatLanes lanes = FloatLanes::none;
-  std::uint64_t matrices = 1;        // consecutive packed outputs to check
-};
-
-struct VerifyResult {
-  std::uint64_t mismatches = 0;  // wrong bytes at a position
-  std::uint64_t nan_only = 0;    // differ only in NaN payloads (see FloatLanes)
-  std::uint64_t first_row = 0, first_col = 0;  // output coordinates of the first mismatch
-  std::uint64_t first_matrix = 0;
-};
-
-// Writes `matrices` packed copies of the rows x cols pattern matrix (seed)
-// at dst, asynchronously on stream.
-void fill_pattern(void* dst, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size, std::uint64_t seed,
-                  std::uint64_t matrices, cudaStream_t stream);
-
-// Checks `out` on the device, counting mismatches there; synchronises the
-// stream to read back the three counters.
-VerifyResult verify_pattern(const void* out, const VerifySpec& spec, cudaStream_t stream);
 
 // One timed thing in the table: a registry kernel, the D2D copy, or a peer.
 enum class CandidateKind : std::uint8_t { transpose, copy, inplace };

@@ -2,7 +2,7 @@
 // in device memory beside a cudaMemcpy D2D of the same bytes, measured in the
 // same run, each result verified on the device from the position pattern.
 //
-// One row's life: poison the output (0xA5), warm up, time `reps` event
+// One row's life: poison the output (kPoison), warm up, time `reps` event
 // pairs, then verify the output left by the timed launches. Matrices smaller
 // than kRotateBytes rotate through several buffers, so a launch reads DRAM
 // rather than the L2 that the previous launch filled.
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench_cuda.cuh"
+#include "bench/stats.hpp"
 #include "gtranspose/bench.hpp"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/kernels.hpp"
@@ -89,12 +90,6 @@ void add_note_to(std::string& notes, const std::string& note) {
 
 void add_note(BenchRow& row, const std::string& note) { add_note_to(row.note, note); }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 float elapsed_ms(const Event& a, const Event& b) {
   float ms = 0;
   GT_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
@@ -125,7 +120,7 @@ BenchRow measure(Ctx& x, const Candidate& c, Shape shape, Slabs& s, bool sweep) 
     for (std::uint64_t b = 0; b < s.nbuf; ++b)
       fill_pattern(out_at(b), shape.rows, shape.cols, x.es, x.o.seed, 1, st);
   } else {
-    GT_CUDA_CHECK(cudaMemsetAsync(s.out.get(), 0xA5, s.stride * s.nbuf, st));
+    GT_CUDA_CHECK(cudaMemsetAsync(s.out.get(), kPoison, s.stride * s.nbuf, st));
   }
 
   // Warm-up, in two parts. First opts.warmup launches (at least one), so
@@ -161,7 +156,7 @@ BenchRow measure(Ctx& x, const Candidate& c, Shape shape, Slabs& s, bool sweep) 
   GT_CUDA_CHECK(cudaStreamSynchronize(st));
   std::vector<double> ms(reps);
   for (int r = 0; r < reps; ++r) ms[r] = elapsed_ms(ev[2 * r], ev[2 * r + 1]) / batch;
-  row.median_ms = median_of(ms);
+  row.median_ms = median(ms);
   row.min_ms = *std::min_element(ms.begin(), ms.end());
   row.max_ms = *std::max_element(ms.begin(), ms.end());
   row.gbps = row.median_ms > 0 ? 2.0 * double(bytes) / (row.median_ms * 1e-3) / 1e9 : 0;

@@ -9,13 +9,13 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cstring>
+#include <cstdio>
 #include <memory>
 #include <vector>
 
-#include "engine/cpu/thread_pool.hpp"
+#include "bench/host_pattern.hpp"
+#include "bench/stats.hpp"
 #include "engine/cuda/cuda_util.cuh"
 #include "gtranspose/bench.hpp"
 #include "gtranspose/cuda.hpp"
@@ -24,38 +24,12 @@
 #include "gtranspose/inplace_writer.hpp"
 #include "gtranspose/job.hpp"
 #include "gtranspose/memory.hpp"
-#include "gtranspose/pattern.hpp"
 #include "gtranspose/sizes.hpp"
 
 namespace gt {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-void fill_pattern(unsigned char* p, Shape s, std::size_t es, std::uint64_t seed) {
-  cpu::parallel_bands(s.rows, 0, [=](std::uint64_t r0, std::uint64_t r1) {
-    for (std::uint64_t r = r0; r < r1; ++r)
-      for (std::uint64_t c = 0; c < s.cols; ++c) pattern_bytes(r, c, seed, es, p + (r * s.cols + c) * es);
-  });
-}
-
-// True when `out` (cols x rows) is the transpose of the pattern `in` had.
-bool verify_transpose(const unsigned char* out, Shape in, std::size_t es, std::uint64_t seed) {
-  std::atomic<bool> ok{true};
-  cpu::parallel_bands(in.cols, 0, [&](std::uint64_t c0, std::uint64_t c1) {
-    for (std::uint64_t c = c0; c < c1 && ok.load(std::memory_order_relaxed); ++c)
-      for (std::uint64_t r = 0; r < in.rows; ++r)
-        if (!pattern_matches(out + (c * in.rows + r) * es, r, c, seed, es)) {
-          ok = false;
-          break;
-        }
-  });
-  return ok;
-}
-
-void poison(unsigned char* p, std::uint64_t bytes) {
-  cpu::parallel_bands(bytes, 0, [=](std::uint64_t lo, std::uint64_t hi) { std::memset(p + lo, 0xA5, hi - lo); });
-}
 
 // Host memory for one side of the bench: pinned or pageable, faulted in.
 struct HostMem {
@@ -70,15 +44,9 @@ struct HostMem {
       pageable.reset(new unsigned char[bytes]);
       p = pageable.get();
     }
-    poison(p, bytes);  // touches every page before any timing
+    bench::poison(p, bytes, 0);  // touches every page before any timing
   }
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 struct LinkRates {
   double h2d = 0, d2h = 0, each_way = 0;  // GB/s
@@ -117,9 +85,9 @@ LinkRates measure_link(unsigned char* host_a, unsigned char* host_b, std::uint64
     down.push_back(run(false, true));
     both.push_back(run(true, true));
   }
-  r.h2d = median(up);
-  r.d2h = median(down);
-  r.each_way = median(both);
+  r.h2d = bench::median(up);
+  r.d2h = bench::median(down);
+  r.each_way = bench::median(both);
   return r;
 }
 
@@ -189,8 +157,8 @@ BenchResult run_host_bench(const BenchOptions& opts) {
     bool ok = true;
     RunReport last;
     for (int rep = 0; rep < opts.warmup + opts.reps && ok; ++rep) {
-      fill_pattern(in.p, shape, es, opts.seed + std::uint64_t(rep));
-      if (out) poison(out->p, bytes);
+      bench::fill_pattern_host(in.p, shape, es, opts.seed + std::uint64_t(rep), 0);
+      if (out) bench::poison(out->p, bytes, 0);
       const auto t0 = Clock::now();
       if (inplace) {
         auto m = memory_inplace(HostMatrix{in.p, shape, es, 0, kin});
@@ -201,7 +169,8 @@ BenchResult run_host_bench(const BenchOptions& opts) {
         last = execute(*engine, *src, *dst, ro);
       }
       const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-      ok = verify_transpose(inplace ? in.p : out->p, shape, es, opts.seed + std::uint64_t(rep));
+      ok = bench::check_transposed_pattern(inplace ? in.p : out->p, shape, es, opts.seed + std::uint64_t(rep), 0)
+               .mismatches == 0;
       if (rep >= opts.warmup) walls.push_back(wall);
     }
     row.verified = ok;
@@ -212,7 +181,7 @@ BenchResult run_host_bench(const BenchOptions& opts) {
       return;
     }
     std::sort(walls.begin(), walls.end());
-    row.median_ms = median(walls) * 1e3;
+    row.median_ms = bench::median(walls) * 1e3;
     row.min_ms = walls.front() * 1e3;
     row.max_ms = walls.back() * 1e3;
     // One matrix per second each way: the unit the link rates are in.

@@ -7,18 +7,18 @@
 #include <string>
 #include <vector>
 
-#include "host/cpu/cpu_test_util.hpp"
-#include "gtranspose/cpu_transpose.hpp"
 #include "gtranspose/engine.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/plan.hpp"
 #include "gtranspose/tiles.hpp"
 #include "support/engines.hpp"
+#include "support/reference.hpp"
 
 namespace {
 
-using cpu_test::Bytes;
-using cpu_test::random_bytes;
+using gt::test::Bytes;
+using gt::test::random_bytes;
+using gt::test::reference_transpose;
 
 gt::MatrixInfo make_info(gt::Shape s, std::size_t es) {
   gt::MatrixInfo i;
@@ -140,7 +140,7 @@ gt::RunOptions with_budget(std::uint64_t host_mem, int threads = 2) {
 void expect_transposed(const FakeSource& src, const FakeSink& dst, const std::string& what) {
   const auto& s = src.info_.shape;
   Bytes want(dst.data.size());
-  gt::naive_transpose(src.data.data(), s.rows, s.cols, s.cols, want.data(), s.rows, src.info_.elem_size);
+  reference_transpose(src.data.data(), s.rows, s.cols, s.cols, want.data(), s.rows, src.info_.elem_size);
   ASSERT_TRUE(want == dst.data) << what;
   for (std::size_t i = 0; i < dst.hits.size(); ++i) ASSERT_EQ(dst.hits[i], 1) << what << ": element " << i;
 }
@@ -293,7 +293,7 @@ TEST(CpuEngineInplace, BitExactUnderManyBudgets) {
         FakeSquare m(n, es, seed++);
         const Bytes before = m.data;
         Bytes want(before.size());
-        gt::naive_transpose(before.data(), n, n, n, want.data(), n, es);
+        reference_transpose(before.data(), n, n, n, want.data(), n, es);
         const gt::RunReport r = run_cpu_inplace(m, with_budget(budget));
         ASSERT_TRUE(want == m.data) << what;
         for (std::size_t i = 0; i < m.writes_per_elem.size(); ++i) ASSERT_EQ(m.writes_per_elem[i], 1) << what;

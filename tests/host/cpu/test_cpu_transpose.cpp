@@ -6,15 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "engine/cpu/tuning.hpp"
-#include "host/cpu/cpu_test_util.hpp"
 #include "gtranspose/cpu_transpose.hpp"
 #include "gtranspose/error.hpp"
+#include "support/reference.hpp"
+#include "testing.hpp"
 
 namespace {
 
-using cpu_test::Bytes;
-using cpu_test::random_bytes;
+using gt::test::Bytes;
+using gt::test::random_bytes;
+using gt::test::reference_transpose;
 
 struct Case {
   std::uint64_t rows, cols;
@@ -26,14 +27,14 @@ const std::vector<Case> kShapes = {{1, 1},     {1, 37},   {37, 1},   {2, 2},    
 
 // Transposes `in` (rows x cols, ld_in) with `fn` into an output with
 // ld_out >= rows whose padding holds a sentinel, and checks it bit for bit
-// against naive_transpose, padding included (it must stay untouched).
+// against the reference transpose, padding included (it must stay untouched).
 template <class F>
-void check_against_naive(std::uint64_t R, std::uint64_t C, std::size_t es, std::uint64_t pad_in, std::uint64_t pad_out,
-                         std::uint64_t seed, F&& fn) {
+void check_against_reference(std::uint64_t R, std::uint64_t C, std::size_t es, std::uint64_t pad_in,
+                             std::uint64_t pad_out, std::uint64_t seed, F&& fn) {
   const std::uint64_t ld_in = C + pad_in, ld_out = R + pad_out;
   const Bytes in = random_bytes(R * ld_in * es, seed);
   Bytes want(C * ld_out * es, 0x5C), got(C * ld_out * es, 0x5C);
-  gt::naive_transpose(in.data(), R, C, ld_in, want.data(), ld_out, es);
+  reference_transpose(in.data(), R, C, ld_in, want.data(), ld_out, es);
   fn(in.data(), R, C, ld_in, got.data(), ld_out);
   if (want != got) {
     std::size_t i = 0;
@@ -52,6 +53,21 @@ TEST(NaiveTranspose, SmallKnownMatrix) {
   EXPECT_EQ(std::memcmp(out, want, sizeof want), 0);
 }
 
+// naive_transpose, the library's own two-loop gold model, against the tests'.
+TEST(NaiveTranspose, MatchesTheReferenceForEveryElementSizeAndShape) {
+  std::uint64_t seed = 1;
+  for (std::size_t es : {1, 2, 4, 8, 16})
+    for (const Case& c : kShapes)
+      for (std::uint64_t pad : {0, 5}) {
+        SCOPED_TRACE("es=" + std::to_string(es));
+        check_against_reference(c.rows, c.cols, es, pad, pad + 3, seed++,
+                                [&](const void* in, auto R, auto C, auto li, void* out, auto lo) {
+                                  gt::naive_transpose(in, R, C, li, out, lo, es);
+                                });
+        if (HasFatalFailure()) return;
+      }
+}
+
 TEST(CpuTranspose, MatchesNaiveForEveryElementSizeShapeAndThreadCount) {
   std::uint64_t seed = 1;
   for (std::size_t es : {1, 2, 4, 8, 16})
@@ -59,10 +75,10 @@ TEST(CpuTranspose, MatchesNaiveForEveryElementSizeShapeAndThreadCount) {
       for (int threads : {1, 2, 3, 8})
         for (std::uint64_t pad : {0, 5}) {
           SCOPED_TRACE("es=" + std::to_string(es) + " threads=" + std::to_string(threads));
-          check_against_naive(c.rows, c.cols, es, pad, pad + 3, seed++,
-                              [&](const void* in, auto R, auto C, auto li, void* out, auto lo) {
-                                gt::cpu_transpose(in, R, C, li, out, lo, es, threads);
-                              });
+          check_against_reference(c.rows, c.cols, es, pad, pad + 3, seed++,
+                                  [&](const void* in, auto R, auto C, auto li, void* out, auto lo) {
+                                    gt::cpu_transpose(in, R, C, li, out, lo, es, threads);
+                                  });
           if (HasFatalFailure()) return;
         }
 }
@@ -70,9 +86,10 @@ TEST(CpuTranspose, MatchesNaiveForEveryElementSizeShapeAndThreadCount) {
 TEST(CpuTranspose, LargeMatrixEveryElementSize) {
   for (std::size_t es : {1, 2, 4, 8, 16})
     for (int threads : {3}) {
-      check_against_naive(4097, 2049, es, 0, 0, 99 + es, [&](const void* in, auto R, auto C, auto li, void* out, auto lo) {
-        gt::cpu_transpose(in, R, C, li, out, lo, es, threads);
-      });
+      check_against_reference(4097, 2049, es, 0, 0, 99 + es,
+                              [&](const void* in, auto R, auto C, auto li, void* out, auto lo) {
+                                gt::cpu_transpose(in, R, C, li, out, lo, es, threads);
+                              });
       if (HasFatalFailure()) return;
     }
 }
@@ -99,10 +116,10 @@ TEST(CpuTranspose, EveryPathAndTuning) {
           SCOPED_TRACE(t.describe() + " es=" + std::to_string(es));
           for (const Case& c : kShapes)
             for (int threads : {1, 3}) {
-              check_against_naive(c.rows, c.cols, es, 1, 7, seed++,
-                                  [&](const void* in, auto R, auto C, auto li, void* out, auto lo) {
-                                    gt::cpu::cpu_transpose_tuned(in, R, C, li, out, lo, es, threads, t);
-                                  });
+              check_against_reference(c.rows, c.cols, es, 1, 7, seed++,
+                                      [&](const void* in, auto R, auto C, auto li, void* out, auto lo) {
+                                        gt::cpu::cpu_transpose_tuned(in, R, C, li, out, lo, es, threads, t);
+                                      });
               if (HasFatalFailure()) return;
             }
         }
@@ -112,7 +129,7 @@ void check_inplace(std::uint64_t n, std::uint64_t ld, std::size_t es, int thread
                    const gt::cpu::CpuTuning* t) {
   const Bytes a0 = random_bytes(n * ld * es, seed);
   Bytes want = a0, got = a0;
-  gt::naive_transpose(a0.data(), n, n, ld, want.data(), ld, es);
+  reference_transpose(a0.data(), n, n, ld, want.data(), ld, es);
   if (t)
     gt::cpu::cpu_transpose_inplace_tuned(got.data(), n, ld, es, threads, *t);
   else

@@ -1,114 +1,25 @@
-// Helpers for the format tests: temp folders, pattern matrices in memory,
-// byte-level file writing, and a Source over memory to feed sinks.
+// Helpers of the format tests: writing and reading a whole matrix through a
+// sink or source in uneven tiles or in the tiles of an engine's plan, Python
+// interop, every dtype. What other
+// tests share too (folders, files, pattern matrices, MemSource) is in
+// tests/support/.
 #pragma once
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "gtranspose/error.hpp"
 #include "gtranspose/format.hpp"
-#include "gtranspose/pattern.hpp"
+#include "gtranspose/tiles.hpp"
+#include "support/errors.hpp"
+#include "support/mem_source.hpp"
+#include "support/reference.hpp"
+#include "support/temp_dir.hpp"
 
 namespace gt::test {
-
-// A fresh folder under $TMPDIR, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = std::filesystem::temp_directory_path().string() + "/gt-formats-XXXXXX";
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-  // Every name in the folder (to prove that nothing was left behind).
-  std::vector<std::string> entries() const {
-    std::vector<std::string> r;
-    for (const auto& e : std::filesystem::directory_iterator(path_)) r.push_back(e.path().filename().string());
-    return r;
-  }
-
- private:
-  std::string path_;
-};
-
-inline std::vector<unsigned char> pattern_matrix(std::uint64_t rows, std::uint64_t cols, std::size_t es,
-                                                 std::uint64_t seed) {
-  std::vector<unsigned char> m(rows * cols * es);
-  for (std::uint64_t r = 0; r < rows; ++r)
-    for (std::uint64_t c = 0; c < cols; ++c) pattern_bytes(r, c, seed, es, &m[(r * cols + c) * es]);
-  return m;
-}
-
-inline std::vector<unsigned char> transposed(const std::vector<unsigned char>& m, std::uint64_t rows,
-                                             std::uint64_t cols, std::size_t es) {
-  std::vector<unsigned char> t(m.size());
-  for (std::uint64_t r = 0; r < rows; ++r)
-    for (std::uint64_t c = 0; c < cols; ++c)
-      std::copy_n(&m[(r * cols + c) * es], es, &t[(c * rows + r) * es]);
-  return t;
-}
-
-inline void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), std::streamsize(bytes.size()));
-  if (!f) throw std::runtime_error("cannot write " + path);
-}
-
-inline void write_bytes(const std::string& path, const std::vector<unsigned char>& bytes) {
-  write_bytes(path, std::string(bytes.begin(), bytes.end()));
-}
-
-inline std::string read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-// A row-major matrix in memory, presented as a Source.
-class MemSource final : public Source {
- public:
-  MemSource(MatrixInfo info, std::vector<unsigned char> data) : info_(info), data_(std::move(data)) {
-    loc_.path = "memory";
-  }
-  const MatrixInfo& info() const override { return info_; }
-  const Location& location() const override { return loc_; }
-  void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
-            std::uint64_t ld) override {
-    const std::size_t es = info_.elem_size;
-    for (std::uint64_t i = 0; i < h; ++i)
-      std::copy_n(&data_[((r0 + i) * info_.shape.cols + c0) * es], w * es,
-                  static_cast<unsigned char*>(dst) + i * ld * es);
-  }
-  std::string describe() const override { return "memory matrix"; }
-  const std::vector<unsigned char>& data() const { return data_; }
-
- private:
-  MatrixInfo info_;
-  std::vector<unsigned char> data_;
-  Location loc_;
-};
-
-inline MatrixInfo info_of(Shape s, DType t, ByteOrder order = ByteOrder::little) {
-  MatrixInfo i;
-  i.shape = s;
-  i.elem_size = dtype_size(t);
-  i.dtype = t;
-  i.order = dtype_size(t) == 1 ? ByteOrder::not_applicable : order;
-  return i;
-}
 
 // Writes `m` (rows x cols, row-major) to the sink in uneven tiles taken from
 // a buffer with a leading dimension wider than the tile.
@@ -147,21 +58,47 @@ std::vector<unsigned char> read_tiled(Src& src, std::uint64_t th = 4, std::uint6
   return out;
 }
 
-// Runs `body` and returns the gt::Error it throws (fails the test otherwise).
-template <class F>
-Error catch_error(F&& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a gt::Error";
-  return Error(ErrorKind::internal, "no error thrown");
+// The plan a streaming engine makes for a matrix: tiles of about
+// tile_bytes, rounded to `preferred` blocks (a source's chunks) when given.
+inline TileGrid plan_for(const MatrixInfo& in, std::uint64_t tile_bytes, Shape preferred = {0, 0}) {
+  GridRequest req;
+  req.shape = in.shape;
+  req.elem_size = in.elem_size;
+  req.tile_bytes = tile_bytes;
+  req.preferred_block = preferred;
+  return TileGrid(req);
 }
 
+// Writes the transpose of `src` through `sink` in the tiles of `plan`, in
+// output order as the streaming engine visits them.
+inline void write_planned(Source& src, Sink& sink, const TileGrid& plan) {
+  const std::size_t es = src.info().elem_size;
+  for (std::uint64_t k = 0; k < plan.count(); ++k) {
+    const Tile t = plan.tile_output_order(k);
+    std::vector<unsigned char> a(t.h * t.w * es);
+    src.read(t.r0, t.c0, t.h, t.w, a.data(), t.w);
+    const auto b = transposed(a, t.h, t.w, es);
+    sink.write(t.c0, t.r0, t.w, t.h, b.data(), t.h);
+  }
+}
+
+// The same in the tiles a plan for `src` gives (rounded to its chunks).
+inline void write_planned(Source& src, Sink& sink, std::uint64_t tile_bytes) {
+  write_planned(src, sink, plan_for(src.info(), tile_bytes, src.preferred_block()));
+}
+
+// Interop checks run the system's Python (not whichever is first on PATH).
 inline bool have_python_module(const char* module) {
   std::string cmd = std::string("/usr/bin/python3 -c 'import ") + module + "' >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0;
+}
+
+// Writes `code` to dir/mk.py and runs it with the folder as its argument;
+// its exit status.
+inline int run_python(const TempDir& dir, const std::string& code) {
+  const std::string script = dir / "mk.py";
+  write_file(script, code);
+  return std::system(("/usr/bin/python3 " + script + " " + dir.path()).c_str());
 }
 
 inline const std::vector<DType>& all_dtypes() {

@@ -3,11 +3,10 @@
 
 #include <cstring>
 
-#include "formats/npy.hpp"
-#include "formats/plain_io.hpp"
 #include "formats_test_util.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/format.hpp"
+#include "testing.hpp"
 
 namespace gt::test {
 namespace {
@@ -112,7 +111,7 @@ TEST(RawNpy, ReadsVersions1To3) {
   const auto data = pattern_matrix(5, 6, 4, 3);
   for (int major : {1, 2, 3}) {
     const std::string path = dir / ("v" + std::to_string(major) + ".npy");
-    write_bytes(path, npy_bytes(major, "{'descr': '<u4', 'fortran_order': False, 'shape': (5, 6), }", data, 16));
+    write_file(path, npy_bytes(major, "{'descr': '<u4', 'fortran_order': False, 'shape': (5, 6), }", data, 16));
     auto src = open_source(path, {});
     EXPECT_EQ(src->info().shape, (Shape{5, 6}));
     EXPECT_EQ(src->info().dtype, std::optional<DType>(DType::u32));
@@ -124,7 +123,7 @@ TEST(RawNpy, DictSyntaxVariants) {
   TempDir dir;
   const auto data = pattern_matrix(2, 3, 8, 4);
   // Double quotes, different key order, no trailing comma, Python 2 long suffix.
-  write_bytes(dir / "a.npy", npy_bytes(1, "{\"shape\": (2L, 3L), \"fortran_order\": False, \"descr\": \">f8\"}", data));
+  write_file(dir / "a.npy", npy_bytes(1, "{\"shape\": (2L, 3L), \"fortran_order\": False, \"descr\": \">f8\"}", data));
   auto src = open_source(dir / "a.npy", {});
   EXPECT_EQ(src->info().shape, (Shape{2, 3}));
   EXPECT_EQ(src->info().dtype, std::optional<DType>(DType::f64));
@@ -136,14 +135,14 @@ TEST(RawNpy, VoidAndBoolKeepTheirDescr) {
   TempDir dir;
   for (auto [descr, es] : {std::pair{"|V16", 16}, {"|V2", 2}, {"|b1", 1}}) {
     const auto data = pattern_matrix(4, 3, es, 9);
-    write_bytes(dir / "v.npy", npy_bytes(1, std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (4, 3), }", data));
+    write_file(dir / "v.npy", npy_bytes(1, std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (4, 3), }", data));
     auto src = open_source(dir / "v.npy", {});
     EXPECT_EQ(src->info().elem_size, std::size_t(es));
     EXPECT_FALSE(src->info().dtype.has_value());
     auto sink = create_sink(dir / "vt.npy", *src, {SinkOptions{true}});
     write_tiled(*sink, transposed(data, 4, 3, es), 3, 4, es);
     sink->commit();
-    const std::string out = read_bytes(dir / "vt.npy");
+    const std::string out = file_contents(dir / "vt.npy");
     EXPECT_NE(out.find(std::string("'descr': '") + descr + "'"), std::string::npos) << out.substr(0, 80);
     auto back = open_source(dir / "vt.npy", {});
     EXPECT_EQ(read_tiled(*back), transposed(data, 4, 3, es));
@@ -152,7 +151,7 @@ TEST(RawNpy, VoidAndBoolKeepTheirDescr) {
     write_tiled(*raw, transposed(data, 4, 3, es), 3, 4, es);
     raw->commit();
     const auto t = transposed(data, 4, 3, es);
-    EXPECT_EQ(read_bytes(dir / "vt.raw"), std::string(t.begin(), t.end()));
+    EXPECT_EQ(file_contents(dir / "vt.raw"), std::string(t.begin(), t.end()));
     auto h5 = create_sink(dir / "vt.h5", *src, {SinkOptions{true}});
     write_tiled(*h5, transposed(data, 4, 3, es), 3, 4, es);
     h5->commit();
@@ -169,8 +168,8 @@ TEST(RawNpy, FortranOrderIsHonoured) {
   const std::size_t es = 2;
   const auto logical = pattern_matrix(R, C, es, 21);
   // Column-major bytes of the logical matrix are the row-major transpose.
-  write_bytes(dir / "f.npy", npy_bytes(1, "{'descr': '<f2', 'fortran_order': True, 'shape': (7, 11), }",
-                                       transposed(logical, R, C, es)));
+  write_file(dir / "f.npy", npy_bytes(1, "{'descr': '<f2', 'fortran_order': True, 'shape': (7, 11), }",
+                                      transposed(logical, R, C, es)));
   auto src = open_source(dir / "f.npy", {});
   ASSERT_EQ(src->info().shape, (Shape{R, C}));
   EXPECT_NE(src->describe().find("Fortran"), std::string::npos);
@@ -184,15 +183,15 @@ TEST(RawNpy, FortranOrderIsHonoured) {
   auto back = open_source(dir / "ft.npy", {});
   EXPECT_EQ(back->info().shape, (Shape{C, R}));
   EXPECT_EQ(read_tiled(*back), transposed(logical, R, C, es));
-  EXPECT_NE(read_bytes(dir / "ft.npy").find("'descr': '<f2', 'fortran_order': False"), std::string::npos);
+  EXPECT_NE(file_contents(dir / "ft.npy").find("'descr': '<f2', 'fortran_order': False"), std::string::npos);
 }
 
 TEST(RawNpy, FortranOrderInPlace) {
   TempDir dir;
   const std::uint64_t N = 9;
   const auto logical = pattern_matrix(N, N, 8, 5);
-  write_bytes(dir / "sq.npy", npy_bytes(1, "{'descr': '<i8', 'fortran_order': True, 'shape': (9, 9), }",
-                                        transposed(logical, N, N, 8)));
+  write_file(dir / "sq.npy", npy_bytes(1, "{'descr': '<i8', 'fortran_order': True, 'shape': (9, 9), }",
+                                       transposed(logical, N, N, 8)));
   {
     auto m = open_inplace(dir / "sq.npy", {});
     EXPECT_EQ(read_tiled(*m), logical);
@@ -207,7 +206,7 @@ TEST(RawNpy, InPlaceRawAndNpy) {
   TempDir dir;
   const std::uint64_t N = 17;
   const auto data = pattern_matrix(N, N, 4, 6);
-  write_bytes(dir / "sq.raw", data);
+  write_file(dir / "sq.raw", data);
   MemSource mem(info_of({N, N}, DType::f32), transposed(data, N, N, 4));
   {
     auto s = create_sink(dir / "sq.npy", mem, {});
@@ -229,7 +228,7 @@ TEST(RawNpy, InPlaceRawAndNpy) {
 
 TEST(RawNpy, InPlaceNeedsSquare) {
   TempDir dir;
-  write_bytes(dir / "r.raw", pattern_matrix(10, 20, 1, 1));
+  write_file(dir / "r.raw", pattern_matrix(10, 20, 1, 1));
   Error e = catch_error([&] { open_inplace(dir / "r.raw", raw_opts({10, 20}, DType::u8)); });
   EXPECT_EQ(e.kind(), ErrorKind::input);
   EXPECT_NE(std::string(e.what()).find("in-place needs a square matrix"), std::string::npos) << e.what();
@@ -238,7 +237,7 @@ TEST(RawNpy, InPlaceNeedsSquare) {
 
 TEST(RawNpy, RawNeedsShapeAndDtype) {
   TempDir dir;
-  write_bytes(dir / "a.bin", pattern_matrix(4, 4, 1, 1));
+  write_file(dir / "a.bin", pattern_matrix(4, 4, 1, 1));
   OpenOptions only_shape;
   only_shape.shape = Shape{4, 4};
   Error e = catch_error([&] { open_source(dir / "a.bin", only_shape); });
@@ -256,7 +255,7 @@ TEST(RawNpy, RawNeedsShapeAndDtype) {
 
 TEST(RawNpy, RawSizeMismatch) {
   TempDir dir;
-  write_bytes(dir / "a.raw", pattern_matrix(10, 10, 4, 1));
+  write_file(dir / "a.raw", pattern_matrix(10, 10, 4, 1));
   Error e = catch_error([&] { open_source(dir / "a.raw", raw_opts({10, 20}, DType::f32)); });
   EXPECT_EQ(e.kind(), ErrorKind::input);
   const std::string m = e.what();
@@ -324,21 +323,21 @@ TEST(RawNpy, MalformedHeadersRejected) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.label);
-    write_bytes(dir / "bad.npy", c.bytes);
+    write_file(dir / "bad.npy", c.bytes);
     Error e = catch_error([&] { open_source(dir / "bad.npy", {}); });
     EXPECT_EQ(e.kind(), ErrorKind::input);
     EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("bad.npy"), std::string::npos) << e.what();
     EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
   }
-  write_bytes(dir / "good.npy", good);
+  write_file(dir / "good.npy", good);
   EXPECT_EQ(read_tiled(*open_source(dir / "good.npy", {})), d12);
 }
 
 TEST(RawNpy, OptionsMustAgreeWithHeader) {
   TempDir dir;
-  write_bytes(dir / "a.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }",
-                                       pattern_matrix(3, 4, 4, 1)));
+  write_file(dir / "a.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }",
+                                      pattern_matrix(3, 4, 4, 1)));
   Error e = catch_error([&] { open_source(dir / "a.npy", raw_opts({4, 3}, DType::f32)); });
   EXPECT_EQ(e.kind(), ErrorKind::usage);
   EXPECT_NE(std::string(e.what()).find("shape 4x3 does not match"), std::string::npos) << e.what();
@@ -395,16 +394,14 @@ TEST(RawNpy, NumPyReadsOurFilesAndWeReadNumPys) {
   if (!have_python_module("numpy")) GTEST_SKIP() << "/usr/bin/python3 has no numpy: interop not checked";
   TempDir dir;
   // NumPy writes a few arrays, including Fortran order and big-endian.
-  const std::string script = dir / "mk.py";
-  write_bytes(script,
-              "import numpy as np, sys\n"
-              "d = sys.argv[1]\n"
-              "a = (np.arange(35 * 23, dtype='<i8') * 2654435761 % 1000003).reshape(35, 23)\n"
-              "np.save(d + '/c.npy', a)\n"
-              "np.save(d + '/f.npy', np.asfortranarray(a.astype('>f4')))\n"
-              "np.save(d + '/z.npy', (a + 1j * a[::-1]).astype('<c16'))\n"
-              "np.save(d + '/b.npy', a % 3 == 0)\n");
-  ASSERT_EQ(0, std::system(("/usr/bin/python3 " + script + " " + dir.path()).c_str()));
+  ASSERT_EQ(0, run_python(dir,
+                          "import numpy as np, sys\n"
+                          "d = sys.argv[1]\n"
+                          "a = (np.arange(35 * 23, dtype='<i8') * 2654435761 % 1000003).reshape(35, 23)\n"
+                          "np.save(d + '/c.npy', a)\n"
+                          "np.save(d + '/f.npy', np.asfortranarray(a.astype('>f4')))\n"
+                          "np.save(d + '/z.npy', (a + 1j * a[::-1]).astype('<c16'))\n"
+                          "np.save(d + '/b.npy', a % 3 == 0)\n"));
   for (std::string name : {"c", "f", "z", "b"}) {
     SCOPED_TRACE(name);
     auto src = open_source(dir / (name + ".npy"), {});
@@ -415,16 +412,15 @@ TEST(RawNpy, NumPyReadsOurFilesAndWeReadNumPys) {
     write_tiled(*sink, transposed(data, 35, 23, es), 23, 35, es);
     sink->commit();
   }
-  write_bytes(script,
-              "import numpy as np, sys\n"
-              "d = sys.argv[1]\n"
-              "for n in 'cfzb':\n"
-              "    a = np.load(d + '/' + n + '.npy'); t = np.load(d + '/' + n + 'T.npy')\n"
-              "    assert t.dtype == a.dtype, (n, t.dtype, a.dtype)\n"
-              "    assert t.flags.c_contiguous and t.shape == (23, 35), n\n"
-              "    assert (t == a.T).all(), n\n"
-              "    assert open(d + '/' + n + 'T.npy', 'rb').read(10)[6] == 1\n");
-  EXPECT_EQ(0, std::system(("/usr/bin/python3 " + script + " " + dir.path()).c_str()));
+  EXPECT_EQ(0, run_python(dir,
+                          "import numpy as np, sys\n"
+                          "d = sys.argv[1]\n"
+                          "for n in 'cfzb':\n"
+                          "    a = np.load(d + '/' + n + '.npy'); t = np.load(d + '/' + n + 'T.npy')\n"
+                          "    assert t.dtype == a.dtype, (n, t.dtype, a.dtype)\n"
+                          "    assert t.flags.c_contiguous and t.shape == (23, 35), n\n"
+                          "    assert (t == a.T).all(), n\n"
+                          "    assert open(d + '/' + n + 'T.npy', 'rb').read(10)[6] == 1\n"));
 }
 
 }  // namespace

@@ -10,10 +10,10 @@
 #include <functional>
 #include <thread>
 
-#include "formats/plain_io.hpp"
 #include "formats_test_util.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/format.hpp"
+#include "testing.hpp"
 
 namespace gt::test {
 namespace {
@@ -53,8 +53,8 @@ TEST(Location, FormatByExtensionAndDatasetSuffix) {
 
 TEST(Location, SameFile) {
   TempDir dir;
-  write_bytes(dir / "a.raw", std::string("abc"));
-  write_bytes(dir / "b.raw", std::string("abc"));
+  write_file(dir / "a.raw", std::string("abc"));
+  write_file(dir / "b.raw", std::string("abc"));
   ASSERT_EQ(0, ::mkdir((dir / "sub").c_str(), 0755));
   ASSERT_EQ(0, ::link((dir / "a.raw").c_str(), (dir / "hard.raw").c_str()));
   ASSERT_EQ(0, ::symlink((dir / "a.raw").c_str(), (dir / "soft.raw").c_str()));
@@ -97,18 +97,18 @@ TEST(Sinks, ExistingOutputNeedsForce) {
   for (const char* ext : kFormats) {
     SCOPED_TRACE(ext);
     const std::string out = dir / (std::string("out.") + ext);
-    write_bytes(out, std::string("previous contents"));
+    write_file(out, std::string("previous contents"));
     Error e = catch_error([&] { create_sink(out, *src, {}); });
     EXPECT_EQ(e.kind(), ErrorKind::output);
     EXPECT_EQ(std::string(e.what()), out + " exists: use force to replace it");
     EXPECT_EQ(e.message(), out + " exists: use {force} to replace it");
-    EXPECT_EQ(read_bytes(out), "previous contents");
+    EXPECT_EQ(file_contents(out), "previous contents");
     {
       // Forced but abandoned: the old file survives untouched.
       auto sink = create_sink(out, *src, {true});
       fill(*sink, *src);
     }
-    EXPECT_EQ(read_bytes(out), "previous contents");
+    EXPECT_EQ(file_contents(out), "previous contents");
     auto sink = create_sink(out, *src, {true});
     fill(*sink, *src);
     sink->commit();
@@ -174,7 +174,7 @@ TEST(Sinks, OutputsArePreallocated) {
 TEST(Sinks, UnwritableDestinations) {
   TempDir dir;
   auto src = source_of({4, 4}, DType::u8, 7);
-  write_bytes(dir / "plainfile", std::string("x"));
+  write_file(dir / "plainfile", std::string("x"));
   ASSERT_EQ(0, ::mkdir((dir / "folder.raw").c_str(), 0755));
   for (const char* ext : kFormats) {
     SCOPED_TRACE(ext);

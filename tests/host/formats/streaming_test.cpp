@@ -9,11 +9,11 @@
 #include <cstring>
 #include <thread>
 
-#include "formats/plain_io.hpp"
 #include "formats_test_util.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/format.hpp"
 #include "gtranspose/tiles.hpp"
+#include "testing.hpp"
 
 namespace gt::test {
 namespace {
@@ -51,13 +51,8 @@ std::string fortran_npy(const std::vector<unsigned char>& m, std::uint64_t rows,
 void stream(Source& src, Sink& sink, std::uint64_t tile_bytes) {
   ASSERT_TRUE(src.concurrent_reads()) << src.describe();
   ASSERT_TRUE(sink.concurrent_writes()) << sink.describe();
-  const auto& in = src.info();
-  const std::size_t es = in.elem_size;
-  GridRequest req;
-  req.shape = in.shape;
-  req.elem_size = es;
-  req.tile_bytes = tile_bytes;
-  const TileGrid plan(req);
+  const std::size_t es = src.info().elem_size;
+  const TileGrid plan = plan_for(src.info(), tile_bytes);
   ASSERT_GT(plan.tile_cols(), 1u);
   ASSERT_GT(plan.tile_rows(), kThreads);
   std::atomic<int> failures{0};
@@ -94,8 +89,8 @@ void stream(Source& src, Sink& sink, std::uint64_t tile_bytes) {
 TEST(Streaming, PlainFormatsSayTheyTakeConcurrentCalls) {
   TempDir dir;
   const auto m = pattern_matrix(6, 6, 4, 1);
-  write_bytes(dir / "m.raw", m);
-  write_bytes(dir / "f.npy", fortran_npy(m, 6, 6, 4));
+  write_file(dir / "m.raw", m);
+  write_file(dir / "f.npy", fortran_npy(m, 6, 6, 4));
   auto raw = open_source(dir / "m.raw", raw_opts({6, 6}, DType::f32));
   auto fortran = open_source(dir / "f.npy", {});
   EXPECT_TRUE(raw->concurrent_reads());
@@ -117,8 +112,8 @@ TEST(Streaming, ManyThreadsInOutputOrder) {
     const auto m = pattern_matrix(R, C, es, 40 + es);
     const auto expect = transposed(m, R, C, es);
     const std::string tag = std::to_string(es);
-    write_bytes(dir / ("in" + tag + ".raw"), m);
-    write_bytes(dir / ("in" + tag + ".npy"), fortran_npy(m, R, C, es));  // Fortran order: bounce buffers per call
+    write_file(dir / ("in" + tag + ".raw"), m);
+    write_file(dir / ("in" + tag + ".npy"), fortran_npy(m, R, C, es));  // Fortran order: bounce buffers per call
     MemSource mem(info_of({R, C}, t), m);
     for (const char* in : {"raw", "npy"})
       for (const char* out : {"raw", "npy", "h5"}) {
@@ -141,8 +136,8 @@ TEST(Streaming, InPlaceFromManyThreads) {
   const std::uint64_t N = 131;
   const auto m = pattern_matrix(N, N, 4, 9);
   const auto t = transposed(m, N, N, 4);
-  write_bytes(dir / "sq.raw", m);
-  write_bytes(dir / "sq.npy", fortran_npy(m, N, N, 4));
+  write_file(dir / "sq.raw", m);
+  write_file(dir / "sq.npy", fortran_npy(m, N, N, 4));
   for (const char* name : {"sq.raw", "sq.npy"}) {
     SCOPED_TRACE(name);
     auto mat = open_inplace(dir / name, std::string(name) == "sq.raw" ? raw_opts({N, N}, DType::u32) : OpenOptions{});
@@ -207,7 +202,7 @@ TEST(Streaming, RowsCompleteWritesBackAndKeepsTheData) {
 
 TEST(Streaming, StartWritebackIgnoresWhatCannotWriteBack) {
   TempDir dir;
-  write_bytes(dir / "f", std::string(8192, 'x'));
+  write_file(dir / "f", std::string(8192, 'x'));
   {
     fmt::Fd f = fmt::open_existing(dir / "f", true, "f");
     EXPECT_NO_THROW(fmt::start_writeback(f.get(), 0, 8192, "f"));

@@ -17,8 +17,11 @@
 #include "gtranspose/format.hpp"
 #include "gtranspose/journal.hpp"
 #include "gtranspose/memory.hpp"
-#include "host/formats/formats_test_util.hpp"
 #include "support/engines.hpp"
+#include "support/gpu.hpp"
+#include "support/mem_source.hpp"
+#include "support/reference.hpp"
+#include "support/temp_dir.hpp"
 
 #if GT_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -32,12 +35,6 @@ using test::MemSource;
 using test::pattern_matrix;
 using test::TempDir;
 using test::transposed;
-
-#define GT_REQUIRE_GPU()                                                          \
-  do {                                                                            \
-    std::string why_;                                                             \
-    if (cuda_device_count(&why_) == 0) GTEST_SKIP() << "no GPU: " << why_;         \
-  } while (0)
 
 DType dtype_for(std::size_t es) {
   switch (es) {
@@ -99,11 +96,20 @@ struct FileCase {
   std::uint64_t rows, cols;
 };
 
+std::string name_of(const FileCase& c) {
+  return std::string(format_name(c.format)) + "_e" + std::to_string(c.es) + "_" + std::to_string(c.rows) + "x" +
+         std::to_string(c.cols);
+}
+
+// gtest names a parameter it cannot print by a dump of its bytes, padding
+// included, which changed the ctest names from one build to the next.
+void PrintTo(const FileCase& c, std::ostream* os) { *os << name_of(c); }
+
 class StreamFiles : public ::testing::TestWithParam<FileCase> {};
 class StreamFilesInPlace : public ::testing::TestWithParam<FileCase> {};
 
 TEST_P(StreamFiles, OutOfPlaceMatchesCpuEngine) {
-  GT_REQUIRE_GPU();
+  GT_SKIP_WITHOUT_GPU();
   const FileCase c = GetParam();
   TempDir dir;
   const std::string in = dir / ("in" + ext_of(c.format)), out = dir / ("out" + ext_of(c.format)),
@@ -136,7 +142,7 @@ TEST_P(StreamFiles, OutOfPlaceMatchesCpuEngine) {
 }
 
 TEST_P(StreamFilesInPlace, WithJournal) {
-  GT_REQUIRE_GPU();
+  GT_SKIP_WITHOUT_GPU();
   const FileCase c = GetParam();
   TempDir dir;
   const std::string path = dir / ("sq" + ext_of(c.format));
@@ -173,11 +179,7 @@ std::vector<FileCase> file_cases() {
   return v;
 }
 
-std::string case_name(const ::testing::TestParamInfo<FileCase>& i) {
-  const FileCase& c = i.param;
-  return std::string(format_name(c.format)) + "_e" + std::to_string(c.es) + "_" + std::to_string(c.rows) + "x" +
-         std::to_string(c.cols);
-}
+std::string case_name(const ::testing::TestParamInfo<FileCase>& i) { return name_of(i.param); }
 
 std::vector<FileCase> square_cases() {
   std::vector<FileCase> v;
@@ -191,7 +193,7 @@ INSTANTIATE_TEST_SUITE_P(All, StreamFilesInPlace, ::testing::ValuesIn(square_cas
 
 // Host memory through the engine: pinned (direct DMA) and pageable (staged).
 TEST(StreamMemory, PinnedAndPageableEveryElementSize) {
-  GT_REQUIRE_GPU();
+  GT_SKIP_WITHOUT_GPU();
   for (std::size_t es : {1, 2, 4, 8, 16})
     for (int pin = 0; pin < 4; ++pin) {
       const std::uint64_t R = 515, C = 301;
@@ -212,7 +214,7 @@ TEST(StreamMemory, PinnedAndPageableEveryElementSize) {
 }
 
 TEST(StreamMemory, InPlacePinnedAndPageable) {
-  GT_REQUIRE_GPU();
+  GT_SKIP_WITHOUT_GPU();
   for (std::size_t es : {1, 4, 16})
     for (bool pinned : {false, true}) {
       const std::uint64_t n = 301;
@@ -231,7 +233,7 @@ TEST(StreamMemory, InPlacePinnedAndPageable) {
 // Many tiny tiles, few buffers, many streams, repeated: a race in the ring
 // shows up as a wrong element that moves from run to run.
 TEST(StreamStress, TinyTilesManyStreams) {
-  GT_REQUIRE_GPU();
+  GT_SKIP_WITHOUT_GPU();
   TempDir dir;
   const std::uint64_t R = 700, C = 900;
   const std::size_t es = 4;
@@ -258,7 +260,7 @@ TEST(StreamStress, TinyTilesManyStreams) {
 // (GT_TEST_GPU_EXCLUSIVE=1): scripts/gpu-check.sh runs it alone after the
 // parallel tests.
 TEST(StreamOom, ShrinksTilesWhenTheGpuIsFull) {
-  GT_REQUIRE_GPU();
+  GT_SKIP_WITHOUT_GPU();
   const char* exclusive = std::getenv("GT_TEST_GPU_EXCLUSIVE");
   if (!exclusive || std::string(exclusive) != "1")
     GTEST_SKIP() << "takes the whole GPU: run alone with GT_TEST_GPU_EXCLUSIVE=1 (scripts/gpu-check.sh host does)";
@@ -283,8 +285,7 @@ TEST(StreamOom, ShrinksTilesWhenTheGpuIsFull) {
 #endif
 
 TEST(StreamErrors, NoDeviceIsAClearError) {
-  std::string why;
-  if (cuda_device_count(&why) > 0) GTEST_SKIP() << "a GPU is present: the no-device path cannot be reached";
+  GT_SKIP_WITH_GPU("the no-device path cannot be reached");
   std::vector<unsigned char> m(16), out(16);
   auto src = memory_source(HostMatrix{m.data(), {2, 2}, 4, 0, HostMemoryKind::unchecked});
   auto dst = memory_sink(HostMatrix{out.data(), {2, 2}, 4, 0, HostMemoryKind::unchecked});

@@ -1,0 +1,27 @@
+// The internals tests may reach, and nothing else. Tests include the public
+// headers (gtranspose/...) and, for what only a test needs to see inside the
+// library, this header; tests/CMakeLists.txt keeps lib/src on their include
+// path for it alone and refuses any other lib/src include. A test that needs
+// another internal adds it here, where the list stays short and reviewed.
+#pragma once
+
+// formats: plain file I/O (descriptors, element offsets, the preallocation
+// switch) and the .npy header writer, tested below the Source/Sink interfaces.
+#include "formats/npy.hpp"
+#include "formats/plain_io.hpp"
+
+// inplace: the journal's protocol points, crash hook and checksum, which the
+// crash tests stop a run at.
+#include "inplace/journal_detail.hpp"
+
+// engine/cpu: the CPU transposer's tuning knobs, which the tests sweep.
+#include "engine/cpu/tuning.hpp"
+
+// bench: the median every bench reports.
+#include "bench/stats.hpp"
+
+#if defined(__CUDACC__)
+// bench (device): the position-pattern fill and verification kernels the
+// bench and the device tests share (linked from gt_bench_device).
+#include "bench/pattern_device.cuh"
+#endif

@@ -1,0 +1,196 @@
+// What the journal tests share (test_journal_crash.cpp,
+// test_journal_recovery.cpp): a matrix per case in a raw, .npy or HDF5 file,
+// the job that transposes it in place, and runs in a forked child stopped at
+// a point of the journal's protocol (what kill -9 leaves: the page cache
+// keeps every write that returned, nothing else happens).
+#pragma once
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtranspose/error.hpp"
+#include "gtranspose/format.hpp"
+#include "gtranspose/job.hpp"
+#include "gtranspose/journal.hpp"
+#include "support/mem_source.hpp"
+#include "support/reference.hpp"
+#include "support/temp_dir.hpp"
+#include "testing.hpp"
+
+namespace gt::journal_test {
+
+using journal_detail::Point;
+using test::Bytes;
+using test::info_of;
+using test::MemSource;
+using test::pattern_matrix;
+using test::write_file;
+
+constexpr int kCrashed = 42;  // a child's exit status when the hook stopped it
+constexpr std::uint64_t kSeed = 77;
+
+// A folder for one test's files, on tmpfs where there is one: the journal
+// syncs four times a pair and these tests run thousands of pairs.
+struct Dir : test::TempDir {
+  Dir() : TempDir(Where::memory) {}
+};
+
+inline DType dtype_for(std::size_t es) {
+  switch (es) {
+    case 1: return DType::u8;
+    case 2: return DType::u16;
+    case 4: return DType::f32;
+    case 8: return DType::f64;
+    default: return DType::c128;
+  }
+}
+
+// One matrix to transpose in place.
+struct Case {
+  std::string name;
+  std::string ext;          // ".raw", ".npy", ".h5"
+  std::size_t es = 4;
+  std::uint64_t n = 37;
+  std::uint64_t block = 8;  // the tile side the CPU engine's budget gives
+  std::uint64_t chunk = 0;  // HDF5: chunk side (0: contiguous), no filters
+};
+inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+// The case's matrix as created, and its transpose: what a finished run leaves.
+inline Bytes pattern_of(const Case& c) { return pattern_matrix(c.n, c.n, c.es, kSeed); }
+inline Bytes transposed_pattern_of(const Case& c) { return test::transposed(pattern_of(c), c.n, c.n, c.es); }
+
+inline std::string file_of(const Dir& d, const Case& c) { return d / ("m" + c.ext); }
+inline std::string spec_of(const Dir& d, const Case& c) { return file_of(d, c) + (c.ext == ".h5" ? ":/g/x" : ""); }
+
+inline OpenOptions open_of(const Case& c) {
+  OpenOptions o;
+  if (c.ext == ".raw") {
+    o.shape = Shape{c.n, c.n};
+    o.dtype = dtype_for(c.es);
+  }
+  return o;
+}
+
+// Writes the pattern matrix; returns the file's bytes, to restore it.
+inline Bytes create(const Dir& d, const Case& c) {
+  const Bytes m = pattern_of(c);
+  if (c.ext != ".h5" || c.chunk == 0) {
+    MemSource src(info_of({c.n, c.n}, dtype_for(c.es)), m);
+    auto sink = create_sink(spec_of(d, c), src, SinkOptions{true});
+    sink->write(0, 0, c.n, c.n, m.data(), c.n);  // square: the "transpose" of the shape is the shape
+    sink->commit();
+  } else {
+    const hid_t types[] = {H5T_STD_U8LE, H5T_STD_U16LE, 0, H5T_IEEE_F32LE, 0, 0, 0, H5T_IEEE_F64LE};
+    hid_t f = H5Fcreate(file_of(d, c).c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[2] = {c.n, c.n}, chunk[2] = {std::min(c.chunk, c.n), std::min(c.chunk + 2, c.n)};
+    hid_t space = H5Screate_simple(2, dims, nullptr);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, chunk);
+    hid_t ds = H5Dcreate2(f, "/g/x", types[c.es - 1], space, lcpl, dcpl, H5P_DEFAULT);
+    EXPECT_GE(H5Dwrite(ds, types[c.es - 1], H5S_ALL, H5S_ALL, H5P_DEFAULT, m.data()), 0);
+    H5Dclose(ds);
+    H5Pclose(dcpl);
+    H5Pclose(lcpl);
+    H5Sclose(space);
+    H5Fclose(f);
+  }
+  return test::file_bytes(file_of(d, c));
+}
+
+inline Bytes read_matrix(const Dir& d, const Case& c) {
+  auto src = open_source(spec_of(d, c), open_of(c));
+  Bytes out(c.n * c.n * c.es);
+  src->read(0, 0, c.n, c.n, out.data(), c.n);
+  return out;
+}
+
+// The host budget under which the CPU engine plans c.block-sided tiles
+// (plus what an HDF5 chunk cache takes out of it first).
+inline std::uint64_t budget_of(const Case& c) {
+  std::uint64_t b = 5 * c.block * c.block * c.es;
+  if (c.chunk) b += std::min(c.chunk, c.n) * std::min(c.chunk + 2, c.n) * c.es;
+  return b;
+}
+
+inline JobOptions job_of(const Dir& d, const Case& c, bool resume) {
+  JobOptions o;
+  o.input = spec_of(d, c);
+  o.in_place = true;
+  o.resume = resume;
+  o.open = open_of(c);
+  o.engine = EngineChoice::cpu;
+  o.run.host_mem = budget_of(c);
+  o.run.threads = 1;  // no thread pool in the parent: the children are forked from it
+  return o;
+}
+
+// Runs fn in a forked child with `hook` installed; returns its exit status
+// (kCrashed when the hook stopped it, 0 when fn returned, 3 when it threw).
+inline int in_child(const std::function<void()>& fn, std::function<void(Point)> hook) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    journal_detail::set_hook(std::move(hook));
+    int code = 0;
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "child: %s\n", e.what());
+      code = 3;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A hook that stops the process at its k-th call.
+inline std::function<void(Point)> crash_at_hit(std::uint64_t k) {
+  return [k, n = std::uint64_t(0)](Point) mutable {
+    if (n++ == k) ::_exit(kCrashed);
+  };
+}
+
+// A hook that stops the process the k-th time it passes point p.
+inline std::function<void(Point)> crash_at_point(Point p, std::uint64_t k) {
+  return [p, k, n = std::uint64_t(0)](Point q) mutable {
+    if (q == p && n++ == k) ::_exit(kCrashed);
+  };
+}
+
+inline bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// Finishes an interrupted run (if the journal survived) and checks the result.
+inline void resume_and_check(const Dir& d, const Case& c, const Bytes& want, const std::string& what) {
+  const std::string j = journal_path(file_of(d, c));
+  if (exists(j)) {
+    try {
+      run_job(job_of(d, c, true));
+    } catch (const Error& e) {
+      FAIL() << what << ": --resume failed: " << e.what();
+    }
+  }
+  EXPECT_FALSE(exists(j)) << what << ": the journal is still there";
+  ASSERT_TRUE(read_matrix(d, c) == want) << what << ": not the transpose";
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"m" + c.ext}) << what << ": stray files";
+}
+
+}  // namespace gt::journal_test

@@ -11,12 +11,25 @@
 #include <vector>
 
 #include "gtranspose/pattern.hpp"
+#include "gtranspose/types.hpp"
 
 namespace gt::test {
 
 using Bytes = std::vector<unsigned char>;
 
 // n bytes of seeded random data (never zeros, never a pattern a bug could mirror).
+// A --dtype of each element size (1, 2, 4, 8, 16 bytes), for files whose
+// header needs a type name.
+inline DType dtype_for(std::size_t es) {
+  switch (es) {
+    case 1: return DType::u8;
+    case 2: return DType::f16;
+    case 4: return DType::f32;
+    case 8: return DType::f64;
+    default: return DType::c128;
+  }
+}
+
 inline Bytes random_bytes(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   Bytes b(n);

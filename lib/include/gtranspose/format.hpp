@@ -16,7 +16,7 @@
 namespace gt {
 
 // Splits "file.h5:/grp/x" (only for .h5/.hdf5 files; a raw path may contain ':').
-Location parse_location(const std::string& spec);
+[[nodiscard]] Location parse_location(const std::string& spec);
 
 // What the user told us about a raw file (required for raw, checked for others).
 struct OpenOptions {
@@ -28,7 +28,7 @@ struct OpenOptions {
 // missing/unreadable file, no such dataset (listing candidates), not 2-D,
 // raw size mismatch, malformed .npy header, unsupported element type.
 // For raw, opts.shape and opts.dtype are required (usage error otherwise).
-std::unique_ptr<Source> open_source(const std::string& spec, const OpenOptions& opts);
+[[nodiscard]] std::unique_ptr<Source> open_source(const std::string& spec, const OpenOptions& opts);
 
 struct SinkOptions {
   bool force = false;  // replace an existing output file
@@ -42,11 +42,11 @@ struct SinkOptions {
 // the destination folder, registered with tempfile.hpp, renamed by commit().
 // Throws gt::Error(output) for an existing output without force, an unwritable
 // folder, or an element type the format cannot express.
-std::unique_ptr<Sink> create_sink(const std::string& spec, const Source& src, const SinkOptions& opts);
+[[nodiscard]] std::unique_ptr<Sink> create_sink(const std::string& spec, const Source& src, const SinkOptions& opts);
 
 // Opens a square matrix for in-place transposition. Throws gt::Error(input)
 // when the matrix is not square, plus everything open_source throws.
-std::unique_ptr<InplaceMatrix> open_inplace(const std::string& spec, const OpenOptions& opts);
+[[nodiscard]] std::unique_ptr<InplaceMatrix> open_inplace(const std::string& spec, const OpenOptions& opts);
 
 // True when both specs name the same file (same device and inode, or the same
 // normalised path when the second does not exist yet).

@@ -43,11 +43,11 @@ std::uint64_t host_matrix_span(const HostMatrix& m);
 // caller: gt::Error(internal), as for the file formats.
 //
 // The source reads `m` (which it never writes, whatever data's constness).
-std::unique_ptr<Source> memory_source(const HostMatrix& m);
+[[nodiscard]] std::unique_ptr<Source> memory_source(const HostMatrix& m);
 // The sink is written as `m`, the transposed shape of its source: m.shape is
 // the sink's info().shape. commit() does nothing (nothing to rename).
-std::unique_ptr<Sink> memory_sink(const HostMatrix& m);
+[[nodiscard]] std::unique_ptr<Sink> memory_sink(const HostMatrix& m);
 // A square matrix (rows == cols, else gt::Error(usage)); flush() does nothing.
-std::unique_ptr<InplaceMatrix> memory_inplace(const HostMatrix& m);
+[[nodiscard]] std::unique_ptr<InplaceMatrix> memory_inplace(const HostMatrix& m);
 
 }  // namespace gt

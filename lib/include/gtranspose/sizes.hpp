@@ -9,13 +9,13 @@ namespace gt {
 // K/M/G/T and KB/MB/GB/TB are binary here too (1K = 1024), like dd and zstd;
 // KiB/MiB/GiB/TiB are accepted as well. Throws gt::Error (usage) on a
 // malformed value, a negative one, or one that overflows 64 bits.
-std::uint64_t parse_size(std::string_view text);
+[[nodiscard]] std::uint64_t parse_size(std::string_view text);
 // "1.50 GiB", "512 B" ...
 std::string format_bytes(std::uint64_t bytes);
 
 // Checked 64-bit arithmetic: throws gt::Error(internal/usage) on overflow.
-std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what);
-std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, const char* what);
+[[nodiscard]] std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what);
+[[nodiscard]] std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, const char* what);
 
 // Physical RAM in bytes (0 if unknown). The default host budget made of it
 // is the run plan's (plan.hpp).

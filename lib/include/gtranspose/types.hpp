@@ -16,7 +16,7 @@ enum class DType : std::uint8_t { i8, u8, i16, u16, f16, bf16, i32, u32, f32, i6
 
 std::size_t dtype_size(DType t);
 const char* dtype_name(DType t);
-std::optional<DType> parse_dtype(std::string_view name);
+[[nodiscard]] std::optional<DType> parse_dtype(std::string_view name);
 // "i8 u8 i16 ..." for help texts and error messages.
 std::string dtype_names();
 
@@ -36,7 +36,7 @@ struct Shape {
 };
 
 // "RxC" (also "R,C" and "RXC"); throws gt::Error (usage) on a malformed or zero shape.
-Shape parse_shape(std::string_view text);
+[[nodiscard]] Shape parse_shape(std::string_view text);
 std::string to_string(const Shape& s);
 
 // What a Source holds, format-neutral. dtype is empty when the file's type

@@ -54,7 +54,7 @@ int env_int(const char* name, int fallback) {
 
 // The CPU target, without the CLI: 1 GiB matrices (16384 rows) of
 // every element size beside a memcpy of the same bytes. Run with
-//   gt_cpu_tests --gtest_also_run_disabled_tests --gtest_filter=CpuBench.DISABLED_OneGiB
+//   gt_bench_tests --gtest_also_run_disabled_tests --gtest_filter=CpuBench.DISABLED_OneGiB
 // GT_BENCH_THREADS (default: all cores), GT_BENCH_REPS (10), GT_BENCH_DTYPES
 // ("f32,f64,u8,f16,c128") choose what runs.
 TEST(CpuBench, DISABLED_OneGiB) {

@@ -101,14 +101,14 @@ TEST(Hdf5, DatasetDiscovery) {
   // A name without the leading slash is the same path.
   EXPECT_EQ(open_source(one + ":g/sub/mat", {})->location().dataset, "/g/sub/mat");
 
-  Error e = catch_error([&] { open_source(one + ":/cube", {}); });
+  Error e = catch_error([&] { (void)open_source(one + ":/cube", {}); });
   EXPECT_EQ(e.kind(), ErrorKind::input);
   EXPECT_NE(std::string(e.what()).find("is 3-D (shape (1, 4, 5)): gtranspose needs a 2-D matrix"), std::string::npos)
       << e.what();
-  e = catch_error([&] { open_source(one + ":/nope", {}); });
+  e = catch_error([&] { (void)open_source(one + ":/nope", {}); });
   EXPECT_NE(std::string(e.what()).find("has no dataset /nope; its 2-D datasets: /g/sub/mat"), std::string::npos)
       << e.what();
-  e = catch_error([&] { open_source(one + ":/g", {}); });
+  e = catch_error([&] { (void)open_source(one + ":/g", {}); });
   EXPECT_NE(std::string(e.what()).find("is a group, not a dataset"), std::string::npos) << e.what();
 
   const std::string many = dir / "many.h5";
@@ -116,7 +116,7 @@ TEST(Hdf5, DatasetDiscovery) {
   h5_write(many, "/b", {5, 4}, H5T_STD_I64LE, d2.data());
   h5_write(many, "/g/c", {2, 10}, H5T_STD_I64LE, d2.data());
   h5_write(many, "/v", {20}, H5T_STD_I64LE, d2.data());
-  e = catch_error([&] { open_source(many, {}); });
+  e = catch_error([&] { (void)open_source(many, {}); });
   EXPECT_EQ(e.kind(), ErrorKind::input);
   EXPECT_NE(std::string(e.what()).find("holds 3 2-D datasets (/a, /b, /g/c): name one as " + many + ":/a"),
             std::string::npos)
@@ -125,17 +125,17 @@ TEST(Hdf5, DatasetDiscovery) {
 
   const std::string none = dir / "none.h5";
   h5_write(none, "/v", {20}, H5T_STD_I64LE, d2.data());
-  e = catch_error([&] { open_source(none, {}); });
+  e = catch_error([&] { (void)open_source(none, {}); });
   EXPECT_NE(std::string(e.what()).find("holds no 2-D dataset (found /v 1-D)"), std::string::npos) << e.what();
 }
 
 TEST(Hdf5, NotHdf5AndMissing) {
   TempDir dir;
   write_file(dir / "fake.h5", std::string("this is not an HDF5 file at all, just text"));
-  Error e = catch_error([&] { open_source(dir / "fake.h5", {}); });
+  Error e = catch_error([&] { (void)open_source(dir / "fake.h5", {}); });
   EXPECT_EQ(e.kind(), ErrorKind::input);
   EXPECT_NE(std::string(e.what()).find("is not an HDF5 file"), std::string::npos) << e.what();
-  e = catch_error([&] { open_source(dir / "missing.h5:/x", {}); });
+  e = catch_error([&] { (void)open_source(dir / "missing.h5:/x", {}); });
   EXPECT_NE(std::string(e.what()).find("No such file"), std::string::npos) << e.what();
 }
 
@@ -161,7 +161,7 @@ TEST(Hdf5, UnsupportedElementTypes) {
   H5Tclose(c12);
   for (auto [name, why] : {std::pair{"/vlen", "variable-length string"}, {"/str3", "3-byte fixed-length string"},
                            {"/c12", "12-byte compound"}}) {
-    Error e = catch_error([&] { open_source(path + ":" + name, {}); });
+    Error e = catch_error([&] { (void)open_source(path + ":" + name, {}); });
     EXPECT_EQ(e.kind(), ErrorKind::input);
     EXPECT_NE(std::string(e.what()).find("unsupported element type"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
@@ -178,7 +178,7 @@ TEST(Hdf5, UnsupportedElementTypes) {
   H5Tclose(t);
   H5Tclose(s8);
   // No NumPy name: .npy output refused, raw fine.
-  Error e = catch_error([&] { create_sink(dir / "s8t.npy", *src, {}); });
+  Error e = catch_error([&] { (void)create_sink(dir / "s8t.npy", *src, {}); });
   EXPECT_EQ(e.kind(), ErrorKind::output);
   EXPECT_NE(std::string(e.what()).find("no NumPy name"), std::string::npos) << e.what();
 }
@@ -202,12 +202,12 @@ TEST(Hdf5, InPlaceContiguousAndChunked) {
     EXPECT_EQ(h5_read_all(path, "/sq"), transposed(data, N, N, 8));
   }
   h5_write(dir / "rect.h5", "/r", {3, 4}, H5T_STD_U8LE, data.data());
-  Error e = catch_error([&] { open_inplace(dir / "rect.h5", {}); });
+  Error e = catch_error([&] { (void)open_inplace(dir / "rect.h5", {}); });
   EXPECT_NE(std::string(e.what()).find("in-place needs a square matrix"), std::string::npos) << e.what();
   // Compressed chunks move when rewritten: an interrupted run could not be
   // recovered, so in place is refused and the file left alone.
   h5_write(dir / "gz.h5", "/sq", {N, N}, H5T_IEEE_F64LE, data.data(), {{5, 5}, true, false});
-  Error gz = catch_error([&] { open_inplace(dir / "gz.h5", {}); });
+  Error gz = catch_error([&] { (void)open_inplace(dir / "gz.h5", {}); });
   EXPECT_EQ(gz.kind(), ErrorKind::input);
   EXPECT_NE(std::string(gz.what()).find("out of place"), std::string::npos) << gz.what();
   EXPECT_EQ(h5_read_all(dir / "gz.h5", "/sq"), data);

@@ -86,7 +86,7 @@ TEST(RawNpy, BigEndianNpyRoundTripKeepsOrder) {
 TEST(RawNpy, BFloat16HasNoNumPyName) {
   TempDir dir;
   MemSource src(info_of({3, 4}, DType::bf16), pattern_matrix(3, 4, 2, 1));
-  Error e = catch_error([&] { create_sink(dir / "out.npy", src, {}); });
+  Error e = catch_error([&] { (void)create_sink(dir / "out.npy", src, {}); });
   EXPECT_EQ(e.kind(), ErrorKind::output);
   EXPECT_NE(std::string(e.what()).find("bfloat16"), std::string::npos) << e.what();
   EXPECT_TRUE(dir.entries().empty());
@@ -229,7 +229,7 @@ TEST(RawNpy, InPlaceRawAndNpy) {
 TEST(RawNpy, InPlaceNeedsSquare) {
   TempDir dir;
   write_file(dir / "r.raw", pattern_matrix(10, 20, 1, 1));
-  Error e = catch_error([&] { open_inplace(dir / "r.raw", raw_opts({10, 20}, DType::u8)); });
+  Error e = catch_error([&] { (void)open_inplace(dir / "r.raw", raw_opts({10, 20}, DType::u8)); });
   EXPECT_EQ(e.kind(), ErrorKind::input);
   EXPECT_NE(std::string(e.what()).find("in-place needs a square matrix"), std::string::npos) << e.what();
   EXPECT_NE(std::string(e.what()).find("10x20"), std::string::npos) << e.what();
@@ -240,10 +240,10 @@ TEST(RawNpy, RawNeedsShapeAndDtype) {
   write_file(dir / "a.bin", pattern_matrix(4, 4, 1, 1));
   OpenOptions only_shape;
   only_shape.shape = Shape{4, 4};
-  Error e = catch_error([&] { open_source(dir / "a.bin", only_shape); });
+  Error e = catch_error([&] { (void)open_source(dir / "a.bin", only_shape); });
   EXPECT_EQ(e.kind(), ErrorKind::usage);
   EXPECT_NE(std::string(e.what()).find("dtype is missing"), std::string::npos) << e.what();
-  e = catch_error([&] { open_source(dir / "a.bin", {}); });
+  e = catch_error([&] { (void)open_source(dir / "a.bin", {}); });
   // The library names its parameters, never a program's flags: what() spells
   // them plainly, and message() keeps the placeholders a program spells its way.
   EXPECT_NE(std::string(e.what()).find("needs shape ROWSxCOLS and dtype T (shape and dtype are missing"),
@@ -256,7 +256,7 @@ TEST(RawNpy, RawNeedsShapeAndDtype) {
 TEST(RawNpy, RawSizeMismatch) {
   TempDir dir;
   write_file(dir / "a.raw", pattern_matrix(10, 10, 4, 1));
-  Error e = catch_error([&] { open_source(dir / "a.raw", raw_opts({10, 20}, DType::f32)); });
+  Error e = catch_error([&] { (void)open_source(dir / "a.raw", raw_opts({10, 20}, DType::f32)); });
   EXPECT_EQ(e.kind(), ErrorKind::input);
   const std::string m = e.what();
   EXPECT_NE(m.find("holds 400 bytes"), std::string::npos) << m;
@@ -267,10 +267,10 @@ TEST(RawNpy, RawSizeMismatch) {
 
 TEST(RawNpy, MissingInput) {
   TempDir dir;
-  Error e = catch_error([&] { open_source(dir / "nope.npy", {}); });
+  Error e = catch_error([&] { (void)open_source(dir / "nope.npy", {}); });
   EXPECT_EQ(e.kind(), ErrorKind::input);
   EXPECT_NE(std::string(e.what()).find("No such file"), std::string::npos) << e.what();
-  e = catch_error([&] { open_source(dir.path() + "/.", raw_opts({1, 1}, DType::u8)); });
+  e = catch_error([&] { (void)open_source(dir.path() + "/.", raw_opts({1, 1}, DType::u8)); });
   EXPECT_NE(std::string(e.what()).find("folder"), std::string::npos) << e.what();
 }
 
@@ -324,7 +324,7 @@ TEST(RawNpy, MalformedHeadersRejected) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.label);
     write_file(dir / "bad.npy", c.bytes);
-    Error e = catch_error([&] { open_source(dir / "bad.npy", {}); });
+    Error e = catch_error([&] { (void)open_source(dir / "bad.npy", {}); });
     EXPECT_EQ(e.kind(), ErrorKind::input);
     EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("bad.npy"), std::string::npos) << e.what();
@@ -338,13 +338,13 @@ TEST(RawNpy, OptionsMustAgreeWithHeader) {
   TempDir dir;
   write_file(dir / "a.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }",
                                       pattern_matrix(3, 4, 4, 1)));
-  Error e = catch_error([&] { open_source(dir / "a.npy", raw_opts({4, 3}, DType::f32)); });
+  Error e = catch_error([&] { (void)open_source(dir / "a.npy", raw_opts({4, 3}, DType::f32)); });
   EXPECT_EQ(e.kind(), ErrorKind::usage);
   EXPECT_NE(std::string(e.what()).find("shape 4x3 does not match"), std::string::npos) << e.what();
   EXPECT_NE(e.message().find("leave {shape} out"), std::string::npos) << e.message();
   OpenOptions wrong_type;
   wrong_type.dtype = DType::i32;
-  e = catch_error([&] { open_source(dir / "a.npy", wrong_type); });
+  e = catch_error([&] { (void)open_source(dir / "a.npy", wrong_type); });
   EXPECT_NE(std::string(e.what()).find("dtype i32 does not match"), std::string::npos) << e.what();
   EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
   EXPECT_NO_THROW(open_source(dir / "a.npy", raw_opts({3, 4}, DType::f32)));

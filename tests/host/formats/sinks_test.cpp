@@ -98,7 +98,7 @@ TEST(Sinks, ExistingOutputNeedsForce) {
     SCOPED_TRACE(ext);
     const std::string out = dir / (std::string("out.") + ext);
     write_file(out, std::string("previous contents"));
-    Error e = catch_error([&] { create_sink(out, *src, {}); });
+    Error e = catch_error([&] { (void)create_sink(out, *src, {}); });
     EXPECT_EQ(e.kind(), ErrorKind::output);
     EXPECT_EQ(std::string(e.what()), out + " exists: use force to replace it");
     EXPECT_EQ(e.message(), out + " exists: use {force} to replace it");
@@ -178,14 +178,14 @@ TEST(Sinks, UnwritableDestinations) {
   ASSERT_EQ(0, ::mkdir((dir / "folder.raw").c_str(), 0755));
   for (const char* ext : kFormats) {
     SCOPED_TRACE(ext);
-    Error e = catch_error([&] { create_sink(dir / (std::string("missing/out.") + ext), *src, {}); });
+    Error e = catch_error([&] { (void)create_sink(dir / (std::string("missing/out.") + ext), *src, {}); });
     EXPECT_EQ(e.kind(), ErrorKind::output);
     EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos) << e.what();
-    e = catch_error([&] { create_sink(dir / (std::string("plainfile/out.") + ext), *src, {}); });
+    e = catch_error([&] { (void)create_sink(dir / (std::string("plainfile/out.") + ext), *src, {}); });
     EXPECT_EQ(e.kind(), ErrorKind::output);
     EXPECT_NE(std::string(e.what()).find("is not a folder"), std::string::npos) << e.what();
   }
-  Error e = catch_error([&] { create_sink(dir / "folder.raw", *src, {true}); });
+  Error e = catch_error([&] { (void)create_sink(dir / "folder.raw", *src, {true}); });
   EXPECT_NE(std::string(e.what()).find("is a folder"), std::string::npos) << e.what();
 }
 
@@ -195,7 +195,7 @@ TEST(Sinks, ReadOnlyFolder) {
   if (::geteuid() == 0) GTEST_SKIP() << "running as root: a read-only folder is still writable";
   ASSERT_EQ(0, ::mkdir((dir / "ro").c_str(), 0555));
   for (const char* ext : kFormats) {
-    Error p = catch_error([&] { create_sink(dir / (std::string("ro/out.") + ext), *src, {}); });
+    Error p = catch_error([&] { (void)create_sink(dir / (std::string("ro/out.") + ext), *src, {}); });
     EXPECT_EQ(p.kind(), ErrorKind::output);
     EXPECT_NE(std::string(p.what()).find("Permission denied"), std::string::npos) << p.what();
   }
@@ -270,7 +270,7 @@ TEST(Sinks, Hdf5FromAnotherThreadStaysQuiet) {
   std::string msg;
   std::thread([&] {
     try {
-      open_source(dir / "t.h5:/nope", {});
+      (void)open_source(dir / "t.h5:/nope", {});
     } catch (const Error& e) {
       msg = e.what();
     }

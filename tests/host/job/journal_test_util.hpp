@@ -46,15 +46,7 @@ struct Dir : test::TempDir {
   Dir() : TempDir(Where::memory) {}
 };
 
-inline DType dtype_for(std::size_t es) {
-  switch (es) {
-    case 1: return DType::u8;
-    case 2: return DType::u16;
-    case 4: return DType::f32;
-    case 8: return DType::f64;
-    default: return DType::c128;
-  }
-}
+using test::dtype_for;
 
 // One matrix to transpose in place.
 struct Case {

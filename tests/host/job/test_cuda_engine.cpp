@@ -36,15 +36,7 @@ using test::pattern_matrix;
 using test::TempDir;
 using test::transposed;
 
-DType dtype_for(std::size_t es) {
-  switch (es) {
-    case 1: return DType::u8;
-    case 2: return DType::f16;
-    case 4: return DType::f32;
-    case 8: return DType::f64;
-    default: return DType::c128;
-  }
-}
+using test::dtype_for;
 
 std::string ext_of(Format f) { return f == Format::raw ? ".raw" : f == Format::npy ? ".npy" : ".h5"; }
 

@@ -65,10 +65,12 @@ __device__ __forceinline__ void pair_coords(std::uint64_t p, std::uint64_t nt, s
   J = i + (p - start(i));
 }
 
-// Rows 16-byte aligned (the launcher checks). Tiles are T x T elements
-// (T = TR = TC); shared memory is two super buffers (dynamic: a 64x64-double
-// pair needs more than the 48 KiB default).
-template <class Cfg>
+// Rows 16-byte aligned (the launcher checks), or with MISALIGNED at any
+// element-aligned offset (super.cuh: MisalignedRead, store16_any; the words a
+// misaligned load reads beyond its tile are only read, never written back).
+// Tiles are T x T elements (T = TR = TC); shared memory is two super buffers
+// (dynamic: a 64x64-double pair needs more than the 48 KiB default).
+template <class Cfg, bool MISALIGNED>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     inplace_tiled_kernel(unsigned char* a, std::uint64_t n, std::uint64_t ld, std::uint64_t nt,
                          std::uint64_t npairs) {
@@ -80,6 +82,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   auto smA = reinterpret_cast<uint4(*)[Cfg::PITCH]>(smem_dyn);
   auto smB = reinterpret_cast<uint4(*)[Cfg::PITCH]>(smem_dyn + Cfg::TSR * Cfg::PITCH);
   const std::uint64_t pitch = ld * S;
+  const unsigned char* limit = a + ((n - 1) * ld + n) * S;  // one past the matrix's last byte
   for (std::uint64_t p = blockIdx.x; p < npairs; p += gridDim.x) {
     std::uint64_t I, J;
     pair_coords(p, nt, I, J);
@@ -90,19 +93,19 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     if (rJ + T <= n) {
       if (I == J) {
         TileRegs<Cfg> ra;
-        load_tile<Cfg>(ra, pa, pitch);
+        load_tile<Cfg, MISALIGNED>(ra, pa, pitch, limit);
         stash_tile<Cfg>(ra, smA);
         __syncthreads();
-        store_tile<Cfg>(smA, pa, pitch);
+        store_tile<Cfg, MISALIGNED>(smA, pa, pitch);
       } else {
         TileRegs<Cfg> ra, rb;
-        load_tile<Cfg>(ra, pa, pitch);
-        load_tile<Cfg>(rb, pb, pitch);
+        load_tile<Cfg, MISALIGNED>(ra, pa, pitch, limit);
+        load_tile<Cfg, MISALIGNED>(rb, pb, pitch, limit);
         stash_tile<Cfg>(ra, smA);
         stash_tile<Cfg>(rb, smB);
         __syncthreads();
-        store_tile<Cfg>(smA, pb, pitch);
-        store_tile<Cfg>(smB, pa, pitch);
+        store_tile<Cfg, MISALIGNED>(smA, pb, pitch);
+        store_tile<Cfg, MISALIGNED>(smB, pa, pitch);
       }
     } else {
       E* m = reinterpret_cast<E*>(a);
@@ -159,7 +162,9 @@ void launch_inplace_elements(void* a, const Dims& d, cudaStream_t stream) {
                                                                nt, npairs);
 }
 
-template <class Cfg>
+// MISALIGNED_PATH = false keeps squares whose rows are not 16-byte aligned on
+// the element kernel (the "-no-misaligned" tuning variant).
+template <class Cfg, bool MISALIGNED_PATH = true>
 void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t stream) {
   require(inplace_tiled_info(), in, nullptr, p);
   const Dims d = resolve(p, Kind::inplace);
@@ -169,11 +174,14 @@ void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t st
                                       "-byte elements called with " + std::to_string(p.elem_size) + "-byte elements");
   const std::uint64_t nt = ceil_div(d.rows, Cfg::TR), npairs = nt * (nt + 1) / 2;
   const std::size_t smem = 2 * Cfg::SMEM;
-  auto kernel = inplace_tiled_kernel<Cfg>;
+  void* a = const_cast<void*>(in);
+  const bool vec = vec16_ok(a, a, d, Cfg::S);
+  constexpr bool can_misalign = !Cfg::A_DOWN && !Cfg::B_ACROSS && 32 % Cfg::GA == 0 && 32 % Cfg::GB == 0;
+  auto kernel = vec ? inplace_tiled_kernel<Cfg, false> : inplace_tiled_kernel<Cfg, MISALIGNED_PATH && can_misalign>;
   if (smem > 48 * 1024)
     GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  void* a = const_cast<void*>(in);
-  if (!vec16_ok(a, a, d, Cfg::S)) {
+  // A matrix smaller than one tile has no full tile for the vector path.
+  if (!vec && (!(MISALIGNED_PATH && can_misalign) || d.rows < std::uint64_t(Cfg::TR))) {
     launch_inplace_elements<Cfg::S>(a, d, stream);
   } else {
     kernel<<<grid_1d(npairs), Cfg::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt,
@@ -188,6 +196,9 @@ template <std::size_t S>
 struct InplaceTunings;
 template <>
 struct InplaceTunings<1> {
+  // Squares whose rows are not 16-byte aligned: the element kernel (run 45:
+  // 32769^2 30.6% vs 24.4% for the misaligned tile path).
+  static constexpr bool kMisalignedTile = false;
   // 256x256 bytes per tile (a pair: 130 KiB of shared memory, one block of
   // 512 threads per SM): run 6 (H100, 2026-11-22) 94.9% vs 89.3% for
   // 128x128 (A lanes along, B lanes down; run 3: 93.8% vs 92.2% with both
@@ -198,6 +209,9 @@ struct InplaceTunings<1> {
 };
 template <>
 struct InplaceTunings<2> {
+  // Rows not 16-byte aligned: the misaligned tile path (run 45: 23169^2
+  // 53.8% vs 49.2% on the element kernel).
+  static constexpr bool kMisalignedTile = true;
   // 128x128 halves per tile, A along, B down: run 3, 94.9% vs 91.5%.
   using C0 = SuperCfg<2, 64, 32, 256, 1, false, false, false>;
   using Default = C0;
@@ -205,6 +219,9 @@ struct InplaceTunings<2> {
 };
 template <>
 struct InplaceTunings<4> {
+  // Rows not 16-byte aligned: the element kernel (run 45: 16385^2 67.6% vs
+  // 66.1% for the misaligned tile path).
+  static constexpr bool kMisalignedTile = false;
   // 64x64 floats per tile, 128 threads, B lanes down: run 3, 95.7% vs 94.3%
   // (B across) and 95.6% (256 threads).
   using C0 = SuperCfg<4, 64, 16, 128, 1, false, false, false>;
@@ -214,6 +231,9 @@ struct InplaceTunings<4> {
 };
 template <>
 struct InplaceTunings<8> {
+  // Rows not 16-byte aligned: the element kernel (run 45: 11585^2 77.6% vs
+  // 69.7% for the misaligned tile path).
+  static constexpr bool kMisalignedTile = false;
   // 32x32 doubles per tile, 128 threads, B lanes down: run 3, 95.0% vs 94.0% (B across).
   using C0 = SuperCfg<8, 32, 16, 128, 1, false, false, false>;
   using Default = C0;
@@ -221,6 +241,7 @@ struct InplaceTunings<8> {
 };
 template <>
 struct InplaceTunings<16> {
+  static constexpr bool kMisalignedTile = false;  // rows are always 16-byte aligned
   // 32x32 16-byte elements per tile: run 1, 96.5% (64 to 256 threads alike); run 3, 96.5%.
   using C0 = SuperCfg<16, 32, 32, 256, 1, false, false, false>;
   using Default = C0;
@@ -245,11 +266,17 @@ template <std::size_t S>
 std::vector<Variant> inplace_variants() {
   using Tn = InplaceTunings<S>;
   std::vector<Variant> v;
+  constexpr bool mis = Tn::kMisalignedTile;
   v.push_back({inplace_cfg_name<typename Tn::Default>(), inplace_cfg_params<typename Tn::Default>(), true,
-               launch_inplace_cfg<typename Tn::Default>});
+               launch_inplace_cfg<typename Tn::Default, mis>});
   std::apply([&](auto... c) { (v.push_back({inplace_cfg_name<decltype(c)>(), inplace_cfg_params<decltype(c)>(), false,
                                             launch_inplace_cfg<decltype(c)>}), ...); },
              typename Tn::Alt{});
+  if constexpr (S < 16)
+    v.push_back({inplace_cfg_name<typename Tn::Default>() + (mis ? "-no-misaligned" : "-misaligned"),
+                 inplace_cfg_params<typename Tn::Default>() + (mis ? ", rows not 16-byte aligned on the element kernel"
+                                                                   : ", rows not 16-byte aligned on the misaligned tile path"),
+                 false, launch_inplace_cfg<typename Tn::Default, !mis>});
   return v;
 }
 
@@ -259,7 +286,8 @@ bool inplace_tiled_supports(const Problem& p, std::string* why) {
 
 void launch_inplace_tiled(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   with_elem_size(p.elem_size, [&](auto sz) {
-    launch_inplace_cfg<typename InplaceTunings<decltype(sz)::value>::Default>(in, out, p, stream);
+    using Tn = InplaceTunings<decltype(sz)::value>;
+    launch_inplace_cfg<typename Tn::Default, Tn::kMisalignedTile>(in, out, p, stream);
   });
 }
 

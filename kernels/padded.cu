@@ -23,9 +23,11 @@
 namespace gt::kernels::detail {
 namespace {
 
-// Rows 16-byte aligned (the launcher checks): full TR x TC tiles take the
-// 16-byte path, partial ones at the edges the element path.
-template <class Cfg>
+// Full TR x TC tiles take the 16-byte path, partial ones at the edges the
+// element path. Rows 16-byte aligned (the launcher checks), or, with
+// MISALIGNED, at any element-aligned offset (super.cuh: MisalignedRead,
+// store16_any).
+template <class Cfg, bool MISALIGNED>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     padded_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
                   std::uint64_t ntc) {
@@ -35,15 +37,16 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   extern __shared__ uint4 smem_dyn[];
   auto sm = reinterpret_cast<uint4(*)[Cfg::PITCH]>(smem_dyn);
   const std::uint64_t ntiles = ntr * ntc;
+  const unsigned char* limit = in + ((d.rows - 1) * d.ld_in + d.cols) * S;  // one past the input's last byte
   for (std::uint64_t b = blockIdx.x; b < ntiles; b += gridDim.x) {
     const TileIdx t = linear_tile(b, ntc);
     const std::uint64_t r0 = t.r * Cfg::TR, c0 = t.c * Cfg::TC;
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
       TileRegs<Cfg> regs;
-      load_tile<Cfg>(regs, in + (r0 * d.ld_in + c0) * S, d.ld_in * S);
+      load_tile<Cfg, MISALIGNED>(regs, in + (r0 * d.ld_in + c0) * S, d.ld_in * S, limit);
       stash_tile<Cfg>(regs, sm);
       __syncthreads();
-      store_tile<Cfg>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
+      store_tile<Cfg, MISALIGNED>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
     } else {
       const unsigned vr = unsigned(d.rows - r0 < Cfg::TR ? d.rows - r0 : Cfg::TR);
       const unsigned vc = unsigned(d.cols - c0 < Cfg::TC ? d.cols - c0 : Cfg::TC);
@@ -272,8 +275,10 @@ void launch_skinny(const void* in, void* out, const Dims& d, bool skinny, cudaSt
 }
 
 // NARROW = false keeps narrow matrices on the skinny tile path (the
-// "-no-narrow" tuning variant, to compare the two in one run).
-template <class Cfg, bool NARROW = true>
+// "-no-narrow" tuning variant, to compare the two in one run);
+// MISALIGNED_PATH = false keeps rows that are not 16-byte aligned on the
+// element path (the "-no-misaligned" variant).
+template <class Cfg, bool NARROW = true, bool MISALIGNED_PATH = true>
 void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   require(padded_info(), in, out, p);
   const Dims d = resolve(p, Kind::transpose);
@@ -287,13 +292,17 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
                                       std::to_string(p.elem_size) + "-byte elements");
   const bool skinny = d.rows < std::uint64_t(Cfg::TR) || d.cols < std::uint64_t(Cfg::TC);
   const bool vec = vec16_ok(in, out, d, Cfg::S);
+  // Rows at odd offsets keep the tile path when the tiling groups its lanes
+  // along rows (every default does); MISALIGNED_PATH = false is the old
+  // element path, kept as a tuning variant to compare in one run.
+  constexpr bool can_misalign = !Cfg::A_DOWN && !Cfg::B_ACROSS && 32 % Cfg::GA == 0 && 32 % Cfg::GB == 0;
   if (NARROW && narrow_ok<Cfg::S>(in, out, d)) {
     launch_narrow<Cfg::S>(in, out, d, stream);
-  } else if (skinny || !vec) {
+  } else if (skinny || (!vec && !(MISALIGNED_PATH && can_misalign))) {
     launch_skinny<Cfg::S>(in, out, d, skinny, stream);
   } else {
     const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
-    auto kernel = padded_kernel<Cfg>;
+    auto kernel = vec ? padded_kernel<Cfg, false> : padded_kernel<Cfg, MISALIGNED_PATH && can_misalign>;
     if (Cfg::SMEM > kDefaultSmem)
       GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::SMEM)));
     kernel<<<grid_1d(ntr * ntc), Cfg::THREADS, Cfg::SMEM, stream>>>(static_cast<const unsigned char*>(in),
@@ -311,6 +320,10 @@ struct PaddedTunings;
 
 template <>
 struct PaddedTunings<1> {
+  // Rows not 16-byte aligned: the misaligned tile path (run 45, H100,
+  // 2026-11-23: 12345x6789 41.2% vs 32.2% on the element path; 16383x16385
+  // 42.5% vs 31.4%).
+  static constexpr bool kMisalignedTile = true;
   // 256x128 bytes per tile: run 1 (H100, 2026-11-22) 88.9% vs 87.3% for
   // 128x128. Run 3: A lanes along the rows (512 B per warp load, 4-way
   // conflicts on the shared stores) and B lanes down the output rows: 92.7%
@@ -323,6 +336,9 @@ struct PaddedTunings<1> {
 };
 template <>
 struct PaddedTunings<2> {
+  // Rows not 16-byte aligned: the misaligned tile path (run 45: 12345x6789
+  // 51.5% vs 32.6%; 16383x16385 50.2% vs 32.1%).
+  static constexpr bool kMisalignedTile = true;
   // 128x128 halves per tile, A lanes along, B lanes down: run 3, 97.2% vs
   // 94.8% (128x64, B across) and 90.6% (128x128, both conflict-free).
   using C0 = SuperCfg<2, 64, 32, 256, 1, false, false, false>;
@@ -332,6 +348,10 @@ struct PaddedTunings<2> {
 };
 template <>
 struct PaddedTunings<4> {
+  // Rows not 16-byte aligned: the element path, which measured faster than
+  // the misaligned tile path (run 45: 12345x6789 65.0% vs 62.8%; 16383x16385
+  // 62.2% vs 57.5%): docs/PERF.md says what was found about why.
+  static constexpr bool kMisalignedTile = false;
   // 64x128 floats per tile, B lanes down: run 3, 97.6% vs 96.7% (B across)
   // and 97.2-97.3% (64x64, 128x64).
   using C0 = SuperCfg<4, 64, 32, 256, 1, false, false, false>;
@@ -342,6 +362,9 @@ struct PaddedTunings<4> {
 };
 template <>
 struct PaddedTunings<8> {
+  // Rows not 16-byte aligned: the element path (run 45: 12345x6789 84.4% vs
+  // 75.5% for the misaligned tile path; 16383x16385 79.8% vs 72.2%).
+  static constexpr bool kMisalignedTile = false;
   // 32x64 doubles per tile, B lanes down the output rows: run 3, 97.8% vs
   // 97.0-97.4% for 64x32, 64x64, 128x32. Run 1: B lanes down beat the
   // conflict-free B lanes across, 97.6% vs 97.0%.
@@ -352,6 +375,8 @@ struct PaddedTunings<8> {
 };
 template <>
 struct PaddedTunings<16> {
+  // 16-byte elements keep every row 16-byte aligned: no misaligned path.
+  static constexpr bool kMisalignedTile = false;
   // 32x32 16-byte elements per tile (the classic 32x33 tile, 16-byte
   // elements): run 3, 98.0% vs 97.6-97.8% for 64x32 and 64x16.
   using C0 = SuperCfg<16, 32, 32, 256, 1, false, false, false>;
@@ -380,8 +405,9 @@ template <std::size_t S>
 std::vector<Variant> padded_variants() {
   using Tn = PaddedTunings<S>;
   std::vector<Variant> v;
+  constexpr bool mis = Tn::kMisalignedTile;
   v.push_back({cfg_name<typename Tn::Default>("padded"), cfg_params<typename Tn::Default>(), true,
-               launch_cfg<typename Tn::Default>});
+               launch_cfg<typename Tn::Default, true, mis>});
   std::apply([&](auto... c) { (v.push_back({cfg_name<decltype(c)>("padded"), cfg_params<decltype(c)>(), false,
                                             launch_cfg<decltype(c)>}), ...); },
              typename Tn::Alt{});
@@ -389,6 +415,11 @@ std::vector<Variant> padded_variants() {
     v.push_back({cfg_name<typename Tn::Default>("padded") + "-no-narrow",
                  cfg_params<typename Tn::Default>() + ", narrow matrices on the skinny tile path", false,
                  launch_cfg<typename Tn::Default, false>});
+  if constexpr (S < 16)
+    v.push_back({cfg_name<typename Tn::Default>("padded") + (mis ? "-no-misaligned" : "-misaligned"),
+                 cfg_params<typename Tn::Default>() + (mis ? ", rows not 16-byte aligned on the element path"
+                                                           : ", rows not 16-byte aligned on the misaligned tile path"),
+                 false, launch_cfg<typename Tn::Default, true, !mis>});
   return v;
 }
 
@@ -399,7 +430,8 @@ bool padded_supports(const Problem& p, std::string* why) {
 
 void launch_padded(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   with_elem_size(p.elem_size, [&](auto sz) {
-    launch_cfg<typename PaddedTunings<decltype(sz)::value>::Default>(in, out, p, stream);
+    using Tn = PaddedTunings<decltype(sz)::value>;
+    launch_cfg<typename Tn::Default, true, Tn::kMisalignedTile>(in, out, p, stream);
   });
 }
 

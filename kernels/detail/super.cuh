@@ -93,6 +93,163 @@ __device__ __forceinline__ void store16(unsigned char* p, uint4 v) {
   else *reinterpret_cast<uint4*>(p) = v;
 }
 
+// --- rows that are not 16-byte aligned ---------------------------------------
+// An odd row length (12345 x 6789 f32: 27156 bytes per row) leaves every row
+// at its own offset from a 16-byte boundary. The misaligned path keeps the
+// tile machinery's 16-byte accesses: the G lanes that read (or write)
+// consecutive 16-byte chunks of one row use only aligned 16-byte words,
+// exchange neighbouring words with warp shuffles, and realign in registers.
+// Per row segment that is one extra aligned load (the word after the last
+// chunk) and, on the store side, two partial words (the segment's first and
+// last), written with the widest aligned stores that touch only the tile's
+// own bytes.
+
+// 16 bytes starting at byte s (0..15) of the 32 bytes lo || hi, for rows
+// of S-byte elements (s is a multiple of S: for S >= 4 a word rotation
+// alone, for S = 8 one select): a rotation by s/4 words with selects
+// (static indices: no local memory), then a funnel shift by the rest.
+template <std::size_t S>
+__device__ __forceinline__ uint4 window16(const uint4& lo, const uint4& hi, unsigned s) {
+  if constexpr (S >= 16) {
+    return lo;
+  } else if constexpr (S == 8) {
+    return s ? make_uint4(lo.z, lo.w, hi.x, hi.y) : lo;
+  } else {
+    const unsigned x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    const unsigned ws = s >> 2;
+    constexpr int N = S >= 4 ? 4 : 5;  // words needed: one more when bytes shift within a word
+    unsigned y[5];
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      unsigned v = x[i];  // i + 3 <= 7: every index is in range
+      v = ws == 1 ? x[i + 1] : v;
+      v = ws == 2 ? x[i + 2] : v;
+      v = ws == 3 ? x[i + 3] : v;
+      y[i] = v;
+    }
+    if constexpr (S >= 4) {
+      return make_uint4(y[0], y[1], y[2], y[3]);
+    } else {
+      const unsigned bs = (s & 3u) * 8u;
+      return make_uint4(__funnelshift_r(y[0], y[1], bs), __funnelshift_r(y[1], y[2], bs),
+                        __funnelshift_r(y[2], y[3], bs), __funnelshift_r(y[3], y[4], bs));
+    }
+  }
+}
+
+__device__ __forceinline__ uint4 shfl_down16(const uint4& v, int width) {
+  return make_uint4(__shfl_down_sync(0xffffffffu, v.x, 1, width), __shfl_down_sync(0xffffffffu, v.y, 1, width),
+                    __shfl_down_sync(0xffffffffu, v.z, 1, width), __shfl_down_sync(0xffffffffu, v.w, 1, width));
+}
+__device__ __forceinline__ uint4 shfl_up16(const uint4& v, int width) {
+  return make_uint4(__shfl_up_sync(0xffffffffu, v.x, 1, width), __shfl_up_sync(0xffffffffu, v.y, 1, width),
+                    __shfl_up_sync(0xffffffffu, v.z, 1, width), __shfl_up_sync(0xffffffffu, v.w, 1, width));
+}
+
+// Bytes [m, 16) of w at the 16-byte aligned address a (0 < m < 16), and
+// bytes [0, m): a row segment's first and last partial words, whose other
+// bytes belong to another tile and are not touched. Straight-line stores of
+// the widest aligned pieces (at most four), predicated rather than looped,
+// so the lanes that skip them do not wait on a loop.
+template <std::size_t S>
+__device__ __forceinline__ void store_head(unsigned char* a, const uint4& w, unsigned m) {
+  unsigned o = m;  // a multiple of S: pieces narrower than S never occur
+  if (S == 1 && (o & 1u)) {
+    a[o] = static_cast<unsigned char>(word(w, int(o >> 2)) >> (8 * (o & 3u)));
+    o += 1;
+  }
+  if (S <= 2 && (o & 2u) && o < 16) {
+    *reinterpret_cast<unsigned short*>(a + o) = static_cast<unsigned short>(word(w, int(o >> 2)) >> (8 * (o & 3u)));
+    o += 2;
+  }
+  if (S <= 4 && (o & 4u) && o < 16) {
+    *reinterpret_cast<unsigned*>(a + o) = word(w, int(o >> 2));
+    o += 4;
+  }
+  if ((o & 8u) && o < 16) *reinterpret_cast<uint2*>(a + o) = make_uint2(w.z, w.w);
+}
+template <std::size_t S>
+__device__ __forceinline__ void store_tail(unsigned char* a, const uint4& w, unsigned m) {
+  unsigned o = 0;
+  if (m & 8u) {
+    *reinterpret_cast<uint2*>(a) = make_uint2(w.x, w.y);
+    o = 8;
+  }
+  if (S <= 4 && (m & 4u)) {
+    *reinterpret_cast<unsigned*>(a + o) = word(w, int(o >> 2));
+    o += 4;
+  }
+  if (S <= 2 && (m & 2u)) {
+    *reinterpret_cast<unsigned short*>(a + o) = static_cast<unsigned short>(word(w, int(o >> 2)) >> (8 * (o & 3u)));
+    o += 2;
+  }
+  if (S == 1 && (m & 1u)) a[o] = static_cast<unsigned char>(word(w, int(o >> 2)) >> (8 * (o & 3u)));
+}
+
+// Reading a misaligned 16-byte chunk at p takes two aligned words: the one
+// holding p (read by the lane itself) and the next (read by the next lane of
+// the group, and passed over by a shuffle), so the group reads each aligned
+// word once; the group's last lane also reads the word after the segment.
+// The reads are issued together (load_tile issues all of a thread's reads
+// before any shuffle), the realignment follows. `limit` is one past the last
+// byte the matrix holds: the extra word is read whole only below it, else
+// byte by byte (only at the very end of the matrix).
+struct MisalignedRead {
+  const unsigned char* a;  // the aligned word holding p
+  unsigned m;              // p - a
+};
+
+__device__ __forceinline__ MisalignedRead misaligned_at(const unsigned char* p) {
+  const unsigned m = unsigned(reinterpret_cast<std::uintptr_t>(p) & 15u);
+  return {p - m, m};
+}
+
+template <bool STREAM>
+__device__ __forceinline__ uint4 extra_word(const MisalignedRead& r, bool last, const unsigned char* limit) {
+  return last && r.m != 0 && r.a + 32 <= limit ? load16<STREAM>(r.a + 16) : make_uint4(0, 0, 0, 0);
+}
+
+template <std::size_t S, int G>
+__device__ __forceinline__ uint4 realign(const uint4& w, uint4 extra, const MisalignedRead& r, bool last,
+                                         const unsigned char* limit) {
+  uint4 next = shfl_down16(w, G);
+  if (last && r.m != 0) {
+    if (r.a + 32 > limit) {  // the matrix's last bytes: only the first m bytes of that word are ours
+      unsigned b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+      for (unsigned i = 0; i < r.m; ++i) {
+        const unsigned v = unsigned(r.a[16 + i]) << (8 * (i & 3u));
+        if (i < 4) b0 |= v;
+        else if (i < 8) b1 |= v;
+        else if (i < 12) b2 |= v;
+        else b3 |= v;
+      }
+      extra = make_uint4(b0, b1, b2, b3);
+    }
+    next = extra;
+  }
+  return window16<S>(w, next, r.m);
+}
+
+// Stores v as the 16 bytes at q (any address), lane g of a group of G lanes
+// whose q are consecutive 16-byte chunks of one row. Every lane of the warp
+// must call it (it shuffles).
+template <std::size_t S, int G, bool STREAM>
+__device__ __forceinline__ void store16_any(unsigned char* q, const uint4& v, int g) {
+  const unsigned m = unsigned(reinterpret_cast<std::uintptr_t>(q) & 15u);
+  const uint4 prev = shfl_up16(v, G);
+  if (m == 0) {  // the same for the whole group: one row
+    store16<STREAM>(q, v);
+    return;
+  }
+  unsigned char* a = q - m;  // the last m bytes of the previous chunk, then v's first 16 - m
+  const uint4 own = window16<S>(v, v, 16 - m);  // v's last m bytes, then its first 16 - m
+  if (g == 0)
+    store_head<S>(a, own, m);
+  else
+    store16<STREAM>(a, window16<S>(prev, v, 16 - m));
+  if (g == G - 1) store_tail<S>(a + 16, own, m);
+}
+
 // A tiling: TSR x TSC supers per tile, THREADS threads, at least MINB blocks
 // per SM (launch bounds), lane walk directions, cache policy.
 template <std::size_t S_, int TSR_, int TSC_, int THREADS_, int MINB_, bool A_DOWN_, bool B_ACROSS_, bool STREAM_>
@@ -108,6 +265,11 @@ struct SuperCfg {
   static constexpr int Y = TSR / C;                 // B-blocks per super-column
   static constexpr int NB = TSC * Y / THREADS;      // B-blocks per thread
   static constexpr std::size_t SMEM = std::size_t(TSR) * PITCH * 16;
+  // Lanes that read consecutive 16-byte chunks of one input row (A lanes
+  // along) and that write consecutive chunks of one output row (B lanes
+  // down): the groups of the misaligned path.
+  static constexpr int GA = XA < 32 ? XA : 32;
+  static constexpr int GB = Y < 32 ? Y : 32;
   static_assert(TSC % K == 0 && TSR % C == 0, "tile must hold whole A- and B-blocks");
   static_assert(NA >= 1 && NA * THREADS == TSR * XA, "A-blocks must divide evenly among threads");
   static_assert(NB >= 1 && NB * THREADS == TSC * Y, "B-blocks must divide evenly among threads");
@@ -147,17 +309,45 @@ struct TileRegs {
   uint4 v[Cfg::NA][Cfg::K];
 };
 
-// Global -> registers. src: the tile's first element; in_pitch: bytes per input row.
-template <class Cfg>
-__device__ __forceinline__ void load_tile(TileRegs<Cfg>& regs, const unsigned char* src,
-                                          std::uint64_t in_pitch) {
+// Global -> registers. src: the tile's first element; in_pitch: bytes per
+// input row. MISALIGNED: rows at any element-aligned offset (see
+// MisalignedRead; limit is one past the matrix's last byte); the tiling must
+// walk A lanes along the rows.
+template <class Cfg, bool MISALIGNED = false>
+__device__ __forceinline__ void load_tile(TileRegs<Cfg>& regs, const unsigned char* src, std::uint64_t in_pitch,
+                                          const unsigned char* limit = nullptr) {
+  static_assert(!MISALIGNED || (!Cfg::A_DOWN && 32 % Cfg::GA == 0 && Cfg::XA % Cfg::GA == 0),
+                "the misaligned path needs groups of lanes along one row");
+  if constexpr (MISALIGNED) {
+    uint4 extra[Cfg::NA][Cfg::K];
+    MisalignedRead at[Cfg::NA][Cfg::K];
+    bool last[Cfg::NA];
 #pragma unroll
-  for (int i = 0; i < Cfg::NA; ++i) {
-    int sr, xa;
-    a_coords<Cfg>(i * Cfg::THREADS + int(threadIdx.x), sr, xa);
-    const unsigned char* p = src + std::uint64_t(sr * Cfg::K) * in_pitch + xa * 16;
+    for (int i = 0; i < Cfg::NA; ++i) {
+      int sr, xa;
+      a_coords<Cfg>(i * Cfg::THREADS + int(threadIdx.x), sr, xa);
+      last[i] = xa % Cfg::GA == Cfg::GA - 1;
+      const unsigned char* p = src + std::uint64_t(sr * Cfg::K) * in_pitch + xa * 16;
 #pragma unroll
-    for (int k = 0; k < Cfg::K; ++k) regs.v[i][k] = load16<Cfg::STREAM>(p + k * in_pitch);
+      for (int k = 0; k < Cfg::K; ++k) {
+        at[i][k] = misaligned_at(p + k * in_pitch);
+        regs.v[i][k] = load16<Cfg::STREAM>(at[i][k].a);
+        extra[i][k] = extra_word<Cfg::STREAM>(at[i][k], last[i], limit);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < Cfg::NA; ++i)
+#pragma unroll
+      for (int k = 0; k < Cfg::K; ++k) regs.v[i][k] = realign<Cfg::S, Cfg::GA>(regs.v[i][k], extra[i][k], at[i][k], last[i], limit);
+  } else {
+#pragma unroll
+    for (int i = 0; i < Cfg::NA; ++i) {
+      int sr, xa;
+      a_coords<Cfg>(i * Cfg::THREADS + int(threadIdx.x), sr, xa);
+      const unsigned char* p = src + std::uint64_t(sr * Cfg::K) * in_pitch + xa * 16;
+#pragma unroll
+      for (int k = 0; k < Cfg::K; ++k) regs.v[i][k] = load16<Cfg::STREAM>(p + k * in_pitch);
+    }
   }
 }
 
@@ -175,9 +365,13 @@ __device__ __forceinline__ void stash_tile(const TileRegs<Cfg>& regs, uint4 (*sm
 
 // Shared supers -> global, transposed. dst: the output tile's first element
 // (row = the tile's first input column); out_pitch: bytes per output row.
-template <class Cfg>
+// MISALIGNED: output rows at any element-aligned offset (store16_any); the
+// tiling must walk B lanes down the output rows.
+template <class Cfg, bool MISALIGNED = false>
 __device__ __forceinline__ void store_tile(const uint4 (*sm)[Cfg::PITCH], unsigned char* dst,
                                            std::uint64_t out_pitch) {
+  static_assert(!MISALIGNED || (!Cfg::B_ACROSS && 32 % Cfg::GB == 0 && Cfg::Y % Cfg::GB == 0),
+                "the misaligned path needs groups of lanes along one row");
 #pragma unroll
   for (int j = 0; j < Cfg::NB; ++j) {
     int sc, y;
@@ -187,7 +381,12 @@ __device__ __forceinline__ void store_tile(const uint4 (*sm)[Cfg::PITCH], unsign
     for (int i = 0; i < Cfg::C; ++i) s[i] = sm[y * Cfg::C + i][sc];
     unsigned char* q = dst + std::uint64_t(sc * Cfg::C) * out_pitch + y * 16;
 #pragma unroll
-    for (int jj = 0; jj < Cfg::C; ++jj) store16<Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj));
+    for (int jj = 0; jj < Cfg::C; ++jj) {
+      if constexpr (MISALIGNED)
+        store16_any<Cfg::S, Cfg::GB, Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj), y % Cfg::GB);
+      else
+        store16<Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj));
+    }
   }
 }
 

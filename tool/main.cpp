@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   bool in_place = false, resume = false, force = false, quiet = false, list = false, bench = false, no_peers = false,
        sweep = false, version = false, bench_host = false;
   std::string host_modes = "pinned,pageable";
-  int threads = 0, streams = 0, reps = 50, warmup = 5;
+  int threads = 0, streams = 0, reps = 50, warmup = 5, random_shapes = 0;
   std::uint64_t seed = 12345;
 
   app.add_option("IN", in, "input matrix (FILE, FILE.h5:/dataset)");
@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "--bench: seed of the position pattern");
   app.add_flag("--no-peers", no_peers, "--bench: leave out cuBLAS and cuBLASLt");
   app.add_flag("--sweep", sweep, "--bench: sweep sizes 2^8..2^15 per side and block shapes");
+  app.add_option("--random-shapes", random_shapes,
+                 "--bench: N random shapes (sides 1..20000, from --seed); the table shows min, median and max "
+                 "of each kernel's and peer's % of copy, --json every shape");
   app.add_flag("--bench-host", bench_host,
                "time the CUDA streaming engine from host memory to host memory (--shape, --dtype, --device-mem, "
                "--host-mem, --streams) beside pinned H2D and D2H copies measured in the same run");
@@ -126,7 +129,7 @@ int main(int argc, char** argv) {
       for (const char* opt : {"--reps", "--warmup", "--seed"})
         if (app.count(opt)) throw gt::Error(gt::ErrorKind::usage, std::string(opt) + " applies to --bench and --bench-host only");
     if (!bench)
-      for (const char* opt : {"--no-peers", "--sweep"})
+      for (const char* opt : {"--no-peers", "--sweep", "--random-shapes"})
         if (app.count(opt)) throw gt::Error(gt::ErrorKind::usage, std::string(opt) + " applies to --bench only");
     if (!bench_host && app.count("--host-modes"))
       throw gt::Error(gt::ErrorKind::usage, "--host-modes applies to --bench-host only");
@@ -164,8 +167,12 @@ int main(int argc, char** argv) {
       if (!in.empty()) throw gt::Error(gt::ErrorKind::usage, "--bench takes no files: give --shape and --dtype");
       gt::BenchOptions b;
       if (!shape.empty()) b.shape = gt::parse_shape(shape);
+      b.shape_given = !shape.empty();
+      if (random_shapes < 0) throw gt::Error(gt::ErrorKind::usage, "--random-shapes takes a count >= 0");
+      b.random_shapes = random_shapes;
       if (dt) b.dtype = *dt;
-      b.kernel = kernel == "auto" && !app.count("--kernel") ? "all" : kernel;
+      // The default table has every kernel; a random sweep the flagship and its peers.
+      b.kernel = kernel == "auto" && !app.count("--kernel") ? (random_shapes ? "auto" : "all") : kernel;
       b.reps = reps;
       b.warmup = warmup;
       b.threads = threads;

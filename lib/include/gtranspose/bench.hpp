@@ -11,6 +11,10 @@ namespace gt {
 
 struct BenchOptions {
   Shape shape{16384, 16384};
+  // CUDA: false (no shape given) measures two matrices of about 1 GiB per
+  // element size, an aligned one (16384 rows, rows of 16 KiB..64 KiB) and an
+  // odd one (16383 rows, one column more): real data comes in every shape.
+  bool shape_given = true;
   DType dtype = DType::f32;
   std::string kernel = "all";  // CUDA: a registry name, "all", or "auto"
   int reps = 50;               // timed repetitions (after warm-up)
@@ -21,6 +25,11 @@ struct BenchOptions {
   // CUDA sweeps (--sweep): square sizes 2^lo..2^hi per side, and block shapes.
   bool sweep = false;
   int sweep_lo = 8, sweep_hi = 15;
+  // CUDA random-shape sweep: this many shapes, each side uniform in
+  // 1..random_max (from `seed`); the table shows min, median and max of
+  // each kernel's and peer's % of copy over them, the JSON every shape.
+  int random_shapes = 0;
+  std::uint64_t random_max = 20000;
   // --bench-host: the streaming engine host memory to host memory.
   std::uint64_t device_mem = 0;  // the engine's device budget (0: its default)
   std::uint64_t host_mem = 0;    // its staging budget (0: its default)
@@ -54,6 +63,9 @@ struct BenchResult {
   std::string reference;  // the name of the row that pct_of_copy divides by
   std::uint64_t seed = 0;
   std::vector<BenchRow> rows;
+  // The random-shape sweep's rows, one per kernel and shape (the table shows
+  // their summary in `rows`; bench_json writes both).
+  std::vector<BenchRow> shape_rows;
 };
 
 BenchResult run_cpu_bench(const BenchOptions& opts);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -379,6 +380,56 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
     out.rows[i].pct_of_copy = ref_gbps > 0 ? out.rows[i].gbps / ref_gbps * 100.0 : 0;
 }
 
+// The random-shape sweep: `random_shapes` shapes, each side uniform in
+// 1..random_max, every selected kernel and peer on each (timed with the
+// sweep's short budget per row); the table gets one summary row per kernel
+// or peer: min, median and max of its % of copy over the shapes it ran.
+void random_sweep(Ctx& x, BenchResult& r) {
+  if (x.o.random_max < 1) throw Error(ErrorKind::usage, "the random sweep needs sides of at least 1");
+  std::mt19937_64 rng(x.o.seed);
+  std::uniform_int_distribution<std::uint64_t> side(1, x.o.random_max);
+  BenchResult all;
+  for (int i = 0; i < x.o.random_shapes; ++i) {
+    const std::uint64_t rows = side(rng), cols = side(rng);
+    run_case(x, all, {rows, cols}, true, false);
+  }
+  std::vector<std::string> names;
+  for (const BenchRow& row : all.rows)
+    if (std::find(names.begin(), names.end(), row.name) == names.end()) names.push_back(row.name);
+  for (const std::string& name : names) {
+    std::vector<double> pct, gbps;
+    int failed = 0, skipped = 0;
+    for (const BenchRow& row : all.rows) {
+      if (row.name != name) continue;
+      if (row.status == RowStatus::ok) {
+        pct.push_back(row.pct_of_copy);
+        gbps.push_back(row.gbps);
+      } else if (row.status == RowStatus::failed) {
+        ++failed;
+      } else {
+        ++skipped;
+      }
+    }
+    BenchRow s = blank_row(x, name, "random x" + std::to_string(x.o.random_shapes), {x.o.random_max, x.o.random_max});
+    s.status = failed ? RowStatus::failed : pct.empty() ? RowStatus::skipped : RowStatus::ok;
+    s.verified = failed == 0 && !pct.empty();
+    if (!pct.empty()) {
+      std::sort(pct.begin(), pct.end());
+      s.pct_of_copy = bench::median(pct);
+      s.gbps = bench::median(gbps);
+      char b[200];
+      std::snprintf(b, sizeof b, "%% of copy over %zu shapes (sides 1..%llu, seed %llu): min %.1f, median %.1f, max %.1f",
+                    pct.size(), static_cast<unsigned long long>(x.o.random_max),
+                    static_cast<unsigned long long>(x.o.seed), pct.front(), s.pct_of_copy, pct.back());
+      s.note = b;
+    }
+    if (skipped) add_note(s, std::to_string(skipped) + " shapes skipped by design");
+    if (failed) add_note(s, std::to_string(failed) + " shapes FAILED: see the JSON's shape_rows");
+    r.rows.push_back(s);
+  }
+  r.shape_rows = std::move(all.rows);
+}
+
 std::vector<const kernels::KernelInfo*> select_kernels(const BenchOptions& o, std::size_t es) {
   std::vector<const kernels::KernelInfo*> ks;
   if (o.kernel == "all") {
@@ -419,7 +470,19 @@ BenchResult run_cuda_bench(const BenchOptions& o) {
   r.device = cuda_device_name(0);
   r.reference = kReference;
   r.seed = o.seed;
-  run_case(x, r, o.shape, false, o.sweep);
+  if (o.random_shapes > 0) {
+    random_sweep(x, r);
+    return r;
+  }
+  if (o.shape_given) {
+    run_case(x, r, o.shape, false, o.sweep);
+  } else {
+    // About 1 GiB each: 16384 rows, and 16383 rows with one column more
+    // (rows not 16-byte aligned, edge tiles on both sides).
+    const std::uint64_t cols = (std::uint64_t(1) << 30) / (16384 * x.es);
+    run_case(x, r, {16384, cols}, false, o.sweep);
+    run_case(x, r, {16383, cols + 1}, false, false);
+  }
   if (o.sweep) {
     for (int e = o.sweep_lo; e <= o.sweep_hi; ++e) {
       const std::uint64_t side = 1ull << e;

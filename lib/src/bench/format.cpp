@@ -83,12 +83,13 @@ std::string format_bench(const BenchResult& r) {
   return o.str();
 }
 
-std::string bench_json(const BenchResult& r) {
-  std::ostringstream o;
-  o << "{\n  \"device\": " << json_string(r.device) << ",\n  \"reference\": " << json_string(r.reference)
-    << ",\n  \"seed\": " << r.seed << ",\n  \"rows\": [";
-  for (std::size_t i = 0; i < r.rows.size(); ++i) {
-    const BenchRow& row = r.rows[i];
+namespace {
+
+// One JSON array of rows.
+void rows_json(std::ostringstream& o, const std::vector<BenchRow>& rows) {
+  o << "[";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const BenchRow& row = rows[i];
     // Matrix bytes, for plots against size; 0 when the dtype has no name or
     // the product overflows.
     std::uint64_t bytes = 0;
@@ -107,7 +108,21 @@ std::string bench_json(const BenchResult& r) {
       << ", \"verified\": " << (row.verified ? "true" : "false") << ", \"status\": \"" << row_status_name(row.status)
       << "\", \"note\": " << json_string(row.note) << "}";
   }
-  o << (r.rows.empty() ? "]\n}\n" : "\n  ]\n}\n");
+  o << (rows.empty() ? "]" : "\n  ]");
+}
+
+}  // namespace
+
+std::string bench_json(const BenchResult& r) {
+  std::ostringstream o;
+  o << "{\n  \"device\": " << json_string(r.device) << ",\n  \"reference\": " << json_string(r.reference)
+    << ",\n  \"seed\": " << r.seed << ",\n  \"rows\": ";
+  rows_json(o, r.rows);
+  if (!r.shape_rows.empty()) {
+    o << ",\n  \"shape_rows\": ";
+    rows_json(o, r.shape_rows);
+  }
+  o << "\n}\n";
   return o.str();
 }
 

@@ -250,6 +250,22 @@ TEST(BenchJson, NonFiniteNumbersBecomeNull) {
   EXPECT_EQ(root.fields.at("rows").items[1].fields.at("max_ms").type, Json::null);
 }
 
+TEST(BenchJson, RandomSweepKeepsEveryShapeAndTheStatus) {
+  gt::BenchResult r = sample();
+  r.shape_rows = r.rows;  // the sweep's per-shape rows, beside the summary
+  r.rows[0].status = gt::RowStatus::ok;
+  r.rows[3].status = gt::RowStatus::skipped;
+  const std::string j = gt::bench_json(r);
+  Json root;
+  ASSERT_NO_THROW(root = Parser(j).parse()) << j;
+  ASSERT_EQ(root.fields.at("shape_rows").items.size(), r.shape_rows.size());
+  EXPECT_EQ(root.fields.at("rows").items[0].fields.at("status").s, "ok");
+  EXPECT_EQ(root.fields.at("rows").items[3].fields.at("status").s, "skipped");
+  EXPECT_EQ(root.fields.count("shape_rows"), 1u);
+  // Without a sweep there is no shape_rows field.
+  EXPECT_EQ(Parser(gt::bench_json(sample())).parse().fields.count("shape_rows"), 0u);
+}
+
 TEST(BenchJson, EmptyResultIsStillValid) {
   gt::BenchResult r;
   const std::string j = gt::bench_json(r);

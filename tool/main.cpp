@@ -13,6 +13,7 @@
 #include "gtranspose/error.hpp"
 #include "gtranspose/job.hpp"
 #include "gtranspose/sizes.hpp"
+#include "gtranspose/version.hpp"
 #include "progress.hpp"
 #include "signals.hpp"
 
@@ -99,7 +100,8 @@ int main(int argc, char** argv) {
 
   try {
     if (version) {
-      std::cout << "gtranspose 0.1.0 (" << (gt::built_with_cuda() ? "CUDA" : "CPU-only") << " build)\n";
+      std::cout << "gtranspose " << gt::library_version() << " (" << (gt::built_with_cuda() ? "CUDA" : "CPU-only")
+                << " build)\n";
       return 0;
     }
     if (list) {

@@ -1,5 +1,7 @@
 #include "runner.hpp"
 
+#include "errors.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -7,6 +9,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 
 namespace py = pybind11;
@@ -48,6 +51,23 @@ class Worker {
   std::atomic<bool>& cancel_;
   std::thread t_;
 };
+
+// A run stopped by a Python exception still has the library's word on what
+// it left (an in-place file partly transposed, and how to finish it): that
+// goes on the exception as a note (Python 3.11+), shown with its traceback.
+void add_library_note(py::error_already_set& python_failure, const std::exception_ptr& failure) {
+  if (!failure) return;
+  std::string note;
+  try {
+    std::rethrow_exception(failure);
+  } catch (const gt::Error& e) {
+    note = e.render(python_spelling);
+  } catch (...) {
+    return;
+  }
+  if (note == "interrupted" || !py::hasattr(python_failure.value(), "add_note")) return;
+  python_failure.value().attr("add_note")(note);
+}
 
 }  // namespace
 
@@ -107,7 +127,10 @@ gt::RunReport run_released(const std::function<gt::RunReport(const gt::RunOption
       if (finished) break;
     }
   }  // joined
-  if (python_failure) throw std::move(*python_failure);
+  if (python_failure) {
+    add_library_note(*python_failure, failure);
+    throw std::move(*python_failure);
+  }
   if (failure) std::rethrow_exception(failure);
   return report;
 }

@@ -43,7 +43,11 @@ class _View:
 
     def __init__(self, a, stream):
         self.keep = None
-        if hasattr(a, "__cuda_array_interface__"):
+        if _cupy_array(a):  # its attributes directly: no interface dict to build on every call
+            self.ptr, self.readonly, self.shape, self.dtype = a.data.ptr, False, a.shape, a.dtype
+            strides = a.strides
+            self.stream = stream
+        elif hasattr(a, "__cuda_array_interface__"):
             cai = a.__cuda_array_interface__
             self.ptr = int(cai["data"][0])
             self.readonly = bool(cai["data"][1])

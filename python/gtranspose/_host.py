@@ -150,7 +150,11 @@ def transposer(engine="auto"):
     with _lock:
         t = _transposers.get(engine)
         if t is None:
-            t = _transposers[engine] = Transposer(engine)
+            t = Transposer(engine)
+            # "auto" is "cuda" or "cpu": one engine (and one set of pinned
+            # buffers) serves both names.
+            t = _transposers.setdefault(t.kind, t)
+            _transposers[engine] = t
         return t
 
 
@@ -159,9 +163,9 @@ def release():
     between calls, and the engines holding them (the next call makes them
     again)."""
     with _lock:
-        ts = list(_transposers.values())
+        ts = {id(t): t for t in _transposers.values()}
         _transposers.clear()
-    for t in ts:
+    for t in ts.values():
         t.release()
 
 

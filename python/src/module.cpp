@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -58,9 +59,11 @@ std::string report_for_python(gt::RunReport r) {
 struct Registrations {
   gt::HostRegistration in, out;
   double seconds = 0;
-  void note_in(gt::RunReport& r) const {
+  void add_note(gt::RunReport& r) const {
     if (in.registered() && out.registered()) {
-      r.notes.push_back("input and output registered with CUDA for the call in " + std::to_string(seconds) + " s");
+      char s[32];
+      std::snprintf(s, sizeof s, "%.3f", seconds);
+      r.notes.push_back(std::string("input and output registered with CUDA for the call in ") + s + " s");
     } else {
       r.notes.push_back("host memory not registered (" + (in.registered() ? out.why() : in.why()) +
                         "): staged through pinned buffers");
@@ -92,12 +95,16 @@ class PyTransposer {
     o.ld_out = ld_out;
     return run(args, progress, [&, o](const gt::RunOptions& run) mutable {
       o.run = run;
-      if (!register_memory || t_.kind() != gt::EngineKind::cuda)
-        return t_.transpose(as_ptr(in), as_ptr(out), rows, cols, elem_size, o);
+      if (t_.kind() != gt::EngineKind::cuda) {
+        gt::RunReport r = t_.transpose(as_ptr(in), as_ptr(out), rows, cols, elem_size, o);
+        if (register_memory) r.notes.push_back("register=True: the CPU engine reads host memory where it lies");
+        return r;
+      }
+      if (!register_memory) return t_.transpose(as_ptr(in), as_ptr(out), rows, cols, elem_size, o);
       const Registrations regs = register_pair(gt::HostMatrix{as_ptr(in), {rows, cols}, elem_size, ld_in},
                                                gt::HostMatrix{as_ptr(out), {cols, rows}, elem_size, ld_out});
       gt::RunReport r = t_.transpose(as_ptr(in), as_ptr(out), rows, cols, elem_size, o);
-      regs.note_in(r);
+      regs.add_note(r);
       return r;
     });
   }
@@ -148,8 +155,7 @@ std::string run_job(const std::string& input, const std::string& output, bool in
   if (!dtype.empty()) {
     job.open.dtype = gt::parse_dtype(dtype);
     if (!job.open.dtype)
-      throw gt::Error(gt::ErrorKind::usage, "unknown {dtype} '" + dtype + "': use one of " + gt::dtype_names() +
-                                                " (or a NumPy dtype of those)");
+      throw gt::Error(gt::ErrorKind::usage, "unknown {dtype} '" + dtype + "': use one of " + gt::dtype_names());
   }
   job.sink.force = force;
   job.engine = gt::parse_engine(engine);

@@ -65,7 +65,7 @@ def transpose(a, out=None, *, inplace=False, engine="auto", kernel="auto", host_
         to run on instead of the array's.
 
     The GIL is released while a NumPy array is transposed; Ctrl-C stops a
-    long call (KeyboardInterrupt).
+    long call within a tile (KeyboardInterrupt), leaving `out` partly written.
     """
     if is_device_array(a):
         for name, value in (("host_mem", host_mem), ("device_mem", device_mem), ("tile", tile),

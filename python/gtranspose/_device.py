@@ -162,6 +162,8 @@ def _transpose(a, out, inplace, kernel, stream):
         src = layout(view.shape, view.strides, es)
     if out is None:
         out = _empty_like_kind(a, (cols, rows))
+    elif not is_device_array(out):
+        raise _core.GtValueError(f"out must be a GPU array for a GPU input, not {type(out).__name__}")
     ov = _View(out, view.stream)
     if ov.shape != (cols, rows):
         raise _core.GtValueError(f"out has shape {ov.shape}: the transpose of a {rows}x{cols} array is {(cols, rows)}")

@@ -13,7 +13,9 @@ from ._layout import layout, plan
 
 def _host_array(a, what="a"):
     if not isinstance(a, np.ndarray):
-        a = np.asarray(a)
+        # A CPU tensor of another library is read where it lies (DLPack);
+        # anything else (lists, objects with __array__) as NumPy makes it.
+        a = np.from_dlpack(a) if hasattr(a, "__dlpack__") and hasattr(np, "from_dlpack") else np.asarray(a)
     if a.ndim != 2:
         raise _core.GtValueError(f"gtranspose transposes 2-D arrays: {what} is {a.ndim}-D (shape {a.shape})")
     return a

@@ -64,9 +64,10 @@ struct Registrations {
       char s[32];
       std::snprintf(s, sizeof s, "%.3f", seconds);
       r.notes.push_back(std::string("input and output registered with CUDA for the call in ") + s + " s");
+    } else if (in.registered()) {
+      r.notes.push_back("the output not registered (" + out.why() + "): staged through pinned buffers");
     } else {
-      r.notes.push_back("host memory not registered (" + (in.registered() ? out.why() : in.why()) +
-                        "): staged through pinned buffers");
+      r.notes.push_back("host memory not registered (" + in.why() + "): staged through pinned buffers");
     }
   }
 };

@@ -2,7 +2,10 @@
 shapes, strided views, out=, inplace=True, and the library's engines; each
 result compared bit for bit with NumPy's own a.T."""
 
+import os
+import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -272,3 +275,24 @@ def test_register_on_gpu():
     b = gt.transpose(a, register=True, engine="cuda")
     assert same_bytes(b, np.ascontiguousarray(a.T))
     assert any("registered with CUDA" in n for n in gt.transposer("cuda").last_report["notes"])
+
+
+def test_ctrl_c_stops_a_long_call():
+    a = np.ones((4096, 4096), np.float32)
+    out = np.zeros((4096, 4096), np.float32)
+
+    def watch():  # Ctrl-C once the library has written the first tile
+        deadline = time.monotonic() + 60
+        while not out[:16, :16].any() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    th = threading.Thread(target=watch, daemon=True)
+    th.start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        gt.transpose(a, out=out, engine="cpu", tile=256, threads=1)  # 65536 tiles: seconds of work
+    th.join()
+    assert out.any() and not out.all()  # begun, not finished
+    assert time.monotonic() - t0 < 30
+    assert same_bytes(gt.transpose(a, out=out, engine="cpu"), np.ascontiguousarray(a.T))  # usable after

@@ -84,7 +84,10 @@ def test_device_arrays_recognised():
 
 def test_cpu_dlpack_tensors_go_through_numpy():
     a = pattern((9, 4), np.float32)
-    assert same_bytes(gt.transpose(np.asarray(a)), np.ascontiguousarray(a.T))
+    b = gt.transpose(DLPackOnly(a))
+    assert isinstance(b, np.ndarray) and same_bytes(b, np.ascontiguousarray(a.T))
+    s = pattern((12, 10), np.int16)[::2, 1:]  # strided: read where it lies, through DLPack
+    assert same_bytes(gt.transpose(DLPackOnly(s)), np.ascontiguousarray(s.T))
 
 
 def test_device_entry_point_refuses_host_memory():
@@ -117,6 +120,8 @@ def test_device_refusals():
         gt.transpose(host_cai(np.zeros((2, 2, 2))))
     with pytest.raises(gt.GtValueError, match="out has shape"):
         gt.transpose(a, out=host_cai(np.zeros((8, 6), np.float32)))
+    with pytest.raises(gt.GtValueError, match="out must be a GPU array for a GPU input, not ndarray"):
+        gt.transpose(a, out=np.zeros((6, 8), np.float32))
     with pytest.raises(gt.GtValueError, match="out has dtype int32"):
         gt.transpose(a, out=host_cai(np.zeros((6, 8), np.int32)))
     with pytest.raises(gt.GtValueError, match="needs a square array: a is 8x6"):

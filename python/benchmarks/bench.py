@@ -127,11 +127,13 @@ def bench_host(o, cli):
         r = next(x for x in ROWS if x["case"] == "host" and x["name"] == name)
         r["pct_of_pinned"] = 100 * r["gbps"] / pinned["gbps"]
         print(f"  {name}: {r['pct_of_pinned']:.1f}% of the pinned rate")
-    del pa, po
+    pa = po = None  # the pinned memory back before the CLI pins its own
     t.release()
     if cli:
         res = cli_json(cli, "--bench-host", "--shape", f"{shape[0]}x{shape[1]}", "--dtype", o.gt_dtype)
         for r in (res or {}).get("rows", []):
+            if not r.get("ran"):
+                continue
             ROWS.append({"case": "host", "name": f"CLI --bench-host {r['name']}", "gbps": r["gbps"],
                          "median_s": r["median_ms"] / 1e3, "note": r.get("note", "")})
             print(f"  {'CLI --bench-host ' + r['name']:34s} {r['median_ms']:10.2f} ms  {r['gbps']:8.2f} GB/s "
@@ -187,7 +189,7 @@ def bench_cupy(o, cli):
         res = cli_json(cli, "--bench", "--shape", f"{shape[0]}x{shape[1]}", "--dtype", o.gt_dtype, "--kernel", kernel,
                        "--no-peers")
         for r in (res or {}).get("rows", []):
-            if r["name"] == kernel:
+            if r["name"] == kernel and r.get("ran"):
                 ours = next(x for x in ROWS if x["case"] == "cupy" and x["name"] == "transpose(a, out=b)")
                 ROWS.append({"case": "cupy", "name": f"CLI --bench {kernel}", "gbps": r["gbps"],
                              "median_s": r["median_ms"] / 1e3, "binding_pct": 100 * ours["gbps"] / r["gbps"]})

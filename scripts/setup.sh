@@ -20,7 +20,7 @@ say() { printf '== %s\n' "$*"; }
 # Debian/Ubuntu packages the project needs. CUDA comes from the NVIDIA
 # toolkit in /usr/local/cuda where present; without nvcc the build is CPU-only.
 packages=(build-essential cmake ninja-build pkg-config libhdf5-dev hdf5-tools libcli11-dev libgtest-dev libgmock-dev
-          python3-numpy python3-h5py)
+          python3-numpy python3-h5py python3-dev pybind11-dev python3-pytest)
 install_packages() {
   local missing=()
   for p in "${packages[@]}"; do
@@ -56,7 +56,33 @@ configure_and_build() {
   cmake --build "$dir" -j"$(nproc)"
 }
 
+# Makes `import gtranspose` work in the Python the package was built for
+# (CMake chose one that has NumPy: build/python/python-executable names it):
+# a .pth file in its site-packages (the user's, where that is not writable)
+# names the built package's folder, so a rebuild needs no reinstall.
+link_python_package() {
+  local exe_file="$build/python/python-executable"
+  if [ ! -f "$exe_file" ]; then
+    say "python: the package was not built ($(grep -h 'Python package' "$build/configure.log" || echo 'see configure.log'))"
+    return
+  fi
+  local py site
+  py=$(cat "$exe_file")
+  site=$("$py" -c 'import site; print(site.getsitepackages()[0])')
+  if ! { mkdir -p "$site" 2>/dev/null && [ -w "$site" ]; }; then
+    site=$("$py" -m site --user-site)
+    mkdir -p "$site"
+  fi
+  echo "$build/python" >"$site/gtranspose.pth"
+  "$py" -c 'import gtranspose' || { echo "setup: $py cannot import gtranspose" >&2; exit 1; }
+  say "python: import gtranspose works in $py ($site/gtranspose.pth)"
+  if [ "$(command -v python3 || true)" != "$py" ] && ! python3 -c 'import gtranspose' 2>/dev/null; then
+    say "python: python3 on your PATH ($(command -v python3 || echo none)) is another Python: use $py, or PYTHONPATH=$build/python"
+  fi
+}
+
 configure_and_build "$build"
+link_python_package
 
 case "$mode" in
   build) ;;

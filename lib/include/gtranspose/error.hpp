@@ -67,9 +67,13 @@ inline bool is_param_name(std::string_view n) {
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, const std::string& message)
-      : std::runtime_error(render_params(message, nullptr)), kind_(kind), message_(message) {}
+  // sys_errno: the errno of the system call that failed (throw_errno sets
+  // it), so a binding can raise its language's own error for it (Python's
+  // FileNotFoundError for ENOENT); 0 when no system call is to blame.
+  Error(ErrorKind kind, const std::string& message, int sys_errno = 0)
+      : std::runtime_error(render_params(message, nullptr)), kind_(kind), message_(message), errno_(sys_errno) {}
   ErrorKind kind() const noexcept { return kind_; }
+  int sys_errno() const noexcept { return errno_; }
   int exit_code() const noexcept { return kind_ == ErrorKind::usage ? 2 : 1; }
   // The message with its {name} placeholders, to build a longer one from.
   const std::string& message() const noexcept { return message_; }
@@ -79,8 +83,9 @@ class Error : public std::runtime_error {
  private:
   ErrorKind kind_;
   std::string message_;
+  int errno_ = 0;
 };
 
-[[noreturn]] void throw_errno(ErrorKind kind, const std::string& what);  // appends strerror(errno)
+[[noreturn]] void throw_errno(ErrorKind kind, const std::string& what);  // appends strerror(errno), keeps errno
 
 }  // namespace gt

@@ -15,7 +15,7 @@ namespace gt {
 
 [[noreturn]] void throw_errno(ErrorKind kind, const std::string& what) {
   int e = errno;
-  throw Error(kind, what + ": " + std::strerror(e));
+  throw Error(kind, what + ": " + std::strerror(e), e);
 }
 
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what) {

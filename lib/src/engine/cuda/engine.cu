@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/cuda/engine.hpp"
+#include "engine/cuda/kernel_choice.hpp"
 #include "engine/cuda/staging.cuh"
 #include "engine/cuda/streamer.cuh"
 #include "gtranspose/cuda.hpp"
@@ -15,27 +16,25 @@
 
 namespace gt::cuda {
 
-namespace {
-
-// The kernel a run moves its tiles with: the registry's best for the element
-// size, or the one named (which must be an out-of-place transpose).
-const kernels::KernelInfo& pick_kernel(const std::string& name, std::size_t es) {
-  if (name.empty() || name == "auto") return kernels::best(es, kernels::Kind::transpose);
+const kernels::KernelInfo& pick_kernel(const std::string& name, std::size_t es, kernels::Kind kind) {
+  if (name.empty() || name == "auto") return kernels::best(es, kind);
   const kernels::KernelInfo* k = kernels::find(name);
-  if (!k)
-    throw Error(ErrorKind::usage, "unknown kernel '" + name + "': use one of " + kernels::names(kernels::Kind::transpose));
-  if (k->kind != kernels::Kind::transpose)
-    throw Error(ErrorKind::usage, "kernel '" + name + "' is not an out-of-place transpose: the engine moves tiles with " +
-                                      "one of: " + kernels::names(kernels::Kind::transpose));
+  if (!k) throw Error(ErrorKind::usage, "unknown kernel '" + name + "': use one of " + kernels::names(kind));
+  if (k->kind != kind)
+    throw Error(ErrorKind::usage, "kernel '" + name + "' is not " +
+                                      (kind == kernels::Kind::inplace ? "an in-place" : "an out-of-place") +
+                                      " transpose: use one of " + kernels::names(kind));
   return *k;
 }
+
+namespace {
 
 class CudaEngine final : public Engine {
  public:
   EngineKind kind() const override { return EngineKind::cuda; }
 
   EngineCaps caps(const RunOptions& opts, std::size_t elem_size) const override {
-    const kernels::KernelInfo& k = pick_kernel(opts.kernel, elem_size);
+    const kernels::KernelInfo& k = pick_kernel(opts.kernel, elem_size, kernels::Kind::transpose);
     EngineCaps c;
     c.kind = EngineKind::cuda;
     c.kernel = k.name;

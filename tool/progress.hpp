@@ -1,9 +1,13 @@
-// A progress line on stderr, only on a terminal, only once a job has run for
-// a second, at most ten updates a second, cleared when done.
+// A progress line on stderr: only on a terminal, only once a job has run
+// for a second, at most ten updates a second. Each update rewrites the one
+// line in place ("\r", the text, erase to the end of the line), fitted to
+// the terminal's width at that moment so it never wraps: the bar, the bytes
+// and the rate drop out in that order as the width shrinks. Cleared when done.
 #pragma once
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <string>
 
 namespace gt::tool {
 
@@ -15,6 +19,10 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
   void update(std::uint64_t done, std::uint64_t total);
   void clear();
+
+  // The line for `done` of `total` after `seconds`, at most `width` columns
+  // (the terminal's width less one): what update() prints, for tests.
+  static std::string line(std::uint64_t done, std::uint64_t total, double seconds, unsigned width);
 
  private:
   bool enabled_;

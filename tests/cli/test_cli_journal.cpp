@@ -179,7 +179,7 @@ TEST(Journal, RefusalsSayWhatToDo) {
 
   // A journal without --resume: refused (exit 1), file and journal kept.
   const auto before = cli::file_hash(f);
-  expect_error(gtranspose(inplace_args(f, "cpu", false)), 1, "rerun with --resume to finish it");
+  expect_error(gtranspose(inplace_args(f, "cpu", false)), 1, "rerun with --in-place --resume to finish it");
   EXPECT_EQ(cli::file_hash(f), before) << "the matrix changed";
   EXPECT_TRUE(exists(journal));
 
@@ -201,7 +201,7 @@ TEST(Journal, RefusalsSayWhatToDo) {
   big.insert(big.end(), kRaw.begin(), kRaw.end());
   ASSERT_TRUE(kill_once_journaled(big, journal)) << "the run ended before its journal was seen";
   std::vector<std::string> small = inplace_args(f, "cpu", true);
-  expect_error(gtranspose(small), 2, "1792x1792 tiles, which need --host-mem 62M");
+  expect_error(gtranspose(small), 2, "1536x1536 tiles, which need --host-mem 63M");
   EXPECT_TRUE(exists(journal));
   big.push_back("--resume");
   Result b = gtranspose(big);

@@ -78,9 +78,12 @@ constexpr int kJournaledSlots = 4;
 // Tile buffers the CPU engine holds: out of place 2 slots of (input tile,
 // output tile); in place 2 slots of (tile, mirror tile) plus one scratch tile
 // for edge pairs, whose tiles are not square and cannot be transposed in
-// their own buffer. Each tile gets an equal share of the engine's budget.
+// their own buffer; 3 slots through a journal, which keeps the slot of the
+// pair before until the next is written (so reading still overlaps writing).
+// Each tile gets an equal share of the engine's budget.
 constexpr unsigned kCpuOutOfPlaceBuffers = 4;
 constexpr unsigned kCpuInplaceBuffers = 5;
+constexpr unsigned kCpuJournaledBuffers = 7;
 
 // --- what the planner is told ---------------------------------------------------
 
@@ -113,6 +116,7 @@ struct PlanRequest {
   std::string reserved_what;        // what holds them, for messages
   SideTraits in, out;               // in place: `in` is the matrix, `out` unused
   bool ordered_writes = false;      // in place: pairs go to the writer in order from one thread (a journal)
+  bool keeps_batch = false;         // in place: the writer reads a batch's buffers until the next batch is written
   std::uint64_t resumed_block = 0;  // in place: the interrupted run's tile side (0: a fresh run)
   std::uint64_t first_pair = 0;     // in place: pairs already done
   // The caller's options (0: the defaults above).

@@ -1,6 +1,6 @@
-// The journal's internals (inplace/journal*.cpp): the on-disk header, and
-// the journaled InplaceWriter. The protocol is in gtranspose/journal.hpp, the
-// file layout and recovery's case analysis at the top of journal.cpp.
+// The journal's internals (inplace/journal*.cpp): the on-disk header, a
+// pair's parts, and the journaled InplaceWriter. The protocol is in
+// gtranspose/journal.hpp, the file layout at the top of journal.cpp.
 #pragma once
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,8 +9,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -22,42 +24,66 @@
 
 namespace gt::journal_impl {
 
+using journal_detail::Barrier;
 using journal_detail::Point;
 using journal_detail::StreamHash;
 using Clock = std::chrono::steady_clock;
 
 // Calls the test hook (journal_detail::set_hook) at point p.
 void hit(Point p);
+// Runs fn unless the test switch skips barrier b.
+bool barrier_skipped(Barrier b);
+template <class F>
+void barrier(Barrier b, F&& fn) {
+  if (!barrier_skipped(b)) fn();
+}
+bool xattrs_disabled();
 
 // --- the on-disk header -------------------------------------------------------
 
-enum class Phase : std::uint32_t { idle = 0, saved = 1, a_written = 2 };
-
 constexpr char kMagic[8] = {'G', 'T', 'J', 'O', 'U', 'R', 'N', 'L'};
-constexpr std::uint32_t kVersion = 1;
+// 1: one data area, four syncs a batch, whole diagonal tiles journaled.
+// 2: data regions in turn, two syncs a batch, verified recovery.
+constexpr std::uint32_t kVersion = 2;
 constexpr std::uint64_t kSlotBytes = 4096;
 constexpr std::uint64_t kDataOffset = 2 * kSlotBytes;
 constexpr std::size_t kNameBytes = 512;
 constexpr std::uint64_t kDefaultRecoveryBytes = std::uint64_t(64) << 20;
+// The extended attribute that names a matrix's pending journal.
+constexpr const char* kMarkName = "user.gtranspose.journal";
 
-struct Header {
+// What every version's header starts with: enough to tell whose journal it is.
+struct HeaderPrefix {
   char magic[8];
   std::uint32_t version;
-  std::uint32_t size;        // sizeof(Header)
+  std::uint32_t size;        // sizeof(Header) of that version; the header's checksum is its last 8 bytes
   std::uint64_t seq;         // increases with every write; slot = seq & 1
-  std::uint32_t phase;       // Phase
+  std::uint32_t phase;       // version 2: kHasPrev | kHasCur
   std::uint32_t format;      // gt::Format of the matrix
-  // The plan.
   std::uint64_t n, elem_size, block, pairs;
-  // The matrix's identity.
   std::uint64_t file_size;   // not compared for HDF5, whose file may grow as chunks are rewritten
   std::uint64_t dev, ino;    // of the matrix file
   std::uint64_t folder_dev;  // of the journal's folder: tells a renumbered device from another file
+};
+
+// A batch the header describes, and its journal data.
+struct BatchRecord {
+  std::uint64_t first, count;    // pairs [first, first + count)
+  std::uint64_t offset, bytes;   // its journal data in the journal file
+  std::uint64_t data_sum;        // StreamHash of those bytes
+  std::uint64_t a_sum;           // its tiles a as they were before it (sum_of_sums over its pairs)
+  std::uint64_t end() const { return first + count; }
+};
+
+constexpr std::uint32_t kHasPrev = 1;  // prev: its tiles a durable, its tiles b written from the journal
+constexpr std::uint32_t kHasCur = 2;   // cur: its journal data durable, its tiles b still original
+
+struct Header {
+  HeaderPrefix p;
   std::uint64_t dataset_hash, dataset_len;
   char dataset[kNameBytes];  // the HDF5 dataset (its start, for messages), "" otherwise
-  // Progress.
   std::uint64_t done;        // pairs below this are complete and durable
-  std::uint64_t batch_first, batch_count, batch_bytes, data_sum;  // the batch in flight (saved, a_written)
+  BatchRecord prev, cur;
   std::uint64_t header_sum;  // over every byte above
 };
 static_assert(std::is_trivially_copyable<Header>::value && std::is_standard_layout<Header>::value,
@@ -67,15 +93,65 @@ static_assert(sizeof(Header) == offsetof(Header, header_sum) + 8, "no padding af
 
 std::uint64_t header_sum(const Header& h);
 bool valid(const Header& h);
+// The prefix of a header slot of any version whose checksum holds; nullopt otherwise.
+std::optional<HeaderPrefix> valid_prefix(const unsigned char* slot, std::size_t n);
 std::string shape_text(std::uint64_t n);
 std::string dataset_text(const Header& h);
 // What differs between the matrix a journal was written for and this one
 // ("" when they are the same).
 std::string mismatch(const Header& j, const Header& now);
+// Reads header slot `slot` (0 or 1) into buf (kSlotBytes, zero past the end
+// of the file); returns the bytes the file held there.
+std::size_t read_slot(int fd, std::uint64_t slot, unsigned char* buf, const std::string& name);
 // Reads up to n bytes at off; false at the end of the file.
 bool pread_exact(int fd, void* buf, std::uint64_t n, std::uint64_t off, const std::string& name);
 // Makes the folder of `path` durable (its new or removed names).
 void sync_folder(const std::string& path);
+// The sum of a batch's per-pair sums.
+std::uint64_t sum_of_sums(const std::vector<std::uint64_t>& sums);
+
+// --- identity (identity.cpp) ----------------------------------------------------
+
+std::string canonical_path(const std::string& path);
+// The journal the file's mark names ("" without one).
+std::string read_mark(const std::string& matrix);
+// Sets the mark; false where the file system keeps no user extended attributes.
+bool set_mark(const std::string& matrix, const std::string& journal);
+void clear_mark(const std::string& matrix, const std::string& journal);
+bool marks_supported(const std::string& matrix);
+
+// --- a pair's parts (journal_parts.cpp) ----------------------------------------
+//
+// Of pair p: the journal part J (tile b's new content; on the diagonal its
+// new strictly lower triangle, row by row), the A part (tile a's new content;
+// on the diagonal the new strictly upper triangle) and the B part (J, put
+// where it goes in the matrix). A 1x1 diagonal tile has none.
+
+std::uint64_t journal_bytes_of(const TilePair& p, std::size_t es);
+
+// Buffers recovery and the writer's fallback use, bounded by `bytes` each.
+struct Scratch {
+  std::uint64_t bytes = 0;
+  std::vector<unsigned char> a, b;
+};
+
+// Writes J of w (from new_b) to fd at off, feeding `sum`; returns its bytes.
+std::uint64_t put_journal_part(int fd, const std::string& name, const PairWrite& w, std::size_t es, std::uint64_t off,
+                               StreamHash& sum, Scratch& s);
+// The A and B parts from the engine's buffers.
+void write_a_part(InplaceMatrix& m, const PairWrite& w, std::size_t es);
+void write_b_part(InplaceMatrix& m, const PairWrite& w, std::size_t es);
+// Tile a's checksum as source_sum() gives it, from new_b (the writer's fallback).
+std::uint64_t a_sum_from_new_b(const PairWrite& w, std::size_t es, Scratch& s);
+// Recovery: the A part again from tile b (still original) in the matrix.
+void redo_a_part(InplaceMatrix& m, const TilePair& p, std::size_t es, Scratch& s);
+// Recovery: the B part from J at off in the journal; returns J's bytes.
+std::uint64_t rewrite_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es, int fd, const std::string& name,
+                             std::uint64_t off, Scratch& s);
+// Recovery: what the matrix holds where the B part goes, fed to `sum` in J's order.
+void hash_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es, StreamHash& sum, Scratch& s);
+// Recovery: tile a as the matrix holds it, summed as source_sum() does.
+std::uint64_t hash_tile_a(InplaceMatrix& m, const TilePair& p, std::size_t es, Scratch& s);
 
 // --- the journaled writer -----------------------------------------------------
 
@@ -83,17 +159,22 @@ class Journal final : public InplaceWriter {
  public:
   Journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mode, std::uint64_t host_mem);
   // Never removes the journal: only finish() does, once the matrix is complete.
-  ~Journal() override = default;
+  ~Journal() override;
 
-  std::uint64_t required_block() const override { return resumed_ ? h_.block : 0; }
+  std::uint64_t required_block() const override { return resumed_ ? h_.p.block : 0; }
   std::uint64_t first_pair() const override { return start_; }
   std::uint64_t journal_bytes() const override { return bytes_; }
   double journal_seconds() const override { return secs_; }
+  std::uint64_t journal_syncs() const override { return syncs_; }
+  std::uint64_t matrix_flushes() const override { return flushes_; }
+  bool keeps_previous_batch() const override { return true; }
+  bool wants_source_sums() const override { return true; }
+  std::uint64_t source_sum(const void* tile, std::uint64_t bytes) const override {
+    return journal_detail::hash_bytes(tile, std::size_t(bytes));
+  }
 
   void begin(const PairGrid& plan) override;
-
   void write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch) override;
-
   void finish(InplaceMatrix& m) override;
 
  private:
@@ -106,74 +187,40 @@ class Journal final : public InplaceWriter {
 
   // The identity and shape of the matrix, as a header without a plan.
   Header identity(const InplaceMatrix& m) const;
-
-  // Checks that `w` is pair `index` of the plan; adds its tile b's bytes.
-  void check_pair(const PairWrite& w, std::uint64_t index, std::uint64_t& bytes, bool& any_a) const;
-
+  // Refuses a fresh run where a journal exists, or could not be found from every name of the file.
+  void check_fresh();
+  // Checks that `w` is pair `index` of the plan.
+  void check_pair(const PairWrite& w, std::uint64_t index) const;
+  // Where the next batch's journal data goes: clear of the data of the two
+  // batches the durable header may still need.
+  std::uint64_t place(std::uint64_t bytes) const;
   // Writes header h as the next one (its sequence number follows the last).
   void put_header(Header& h);
-
-  void sync_journal();
+  void sync_journal(Barrier b);
+  // The matrix flush of a batch, on its own thread; wait_flush() joins it.
+  void start_flush(InplaceMatrix& m);
+  void wait_flush();
+  void flush_now(InplaceMatrix& m, Barrier b);
 
   // A fresh run: the journal's first header is written and made durable
   // before the journal gets its name, so a journal under its name always has
   // a valid header; the naming fails if one exists already. The file is made
   // unnamed (O_TMPFILE) in the journal's folder and linked to its name, so a
-  // kill before that leaves nothing behind. Where the file system cannot make
-  // or link unnamed files, it is made under a temporary name (which a kill -9
-  // in those few milliseconds leaves in the folder: no signal handler runs).
+  // kill before that leaves nothing behind; where the file system cannot, it
+  // is made under a temporary name. Then the matrix is marked (xattr).
   void create(const PairGrid& plan);
+  bool create_unnamed(const std::string& exists);
+  void start_file(int fd);
 
-  // The journal as an unnamed file in its folder, started by `start` and
-  // then linked to its name. False, with nothing created, where the file
-  // system has no unnamed files or they cannot be linked (no /proc); the
-  // caller then makes it under a temporary name, which reports the errors.
-  template <class Start>
-  bool create_unnamed(const Start& start, const std::string& exists) {
-#ifdef O_TMPFILE
-    const int fd = ::open(paths::dir_of(path_).c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
-    if (fd < 0) return false;  // EOPNOTSUPP, EISDIR (older kernels), EACCES...: the named way says why
-    start(fd);
-    // Linking an unnamed file goes through /proc (AT_EMPTY_PATH would need
-    // CAP_DAC_READ_SEARCH); like link(2), it fails if the name exists.
-    const std::string self = "/proc/self/fd/" + std::to_string(fd_.get());
-    for (bool via_proc : {true, false}) {
-      if ((via_proc ? ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path_.c_str(), AT_SYMLINK_FOLLOW)
-                    : ::linkat(fd_.get(), "", AT_FDCWD, path_.c_str(), AT_EMPTY_PATH)) == 0) {
-        hit(Point::named);
-        return true;
-      }
-      if (errno == EEXIST) throw Error(ErrorKind::input, exists);
-    }
-    fd_.reset();  // the unnamed file goes with its descriptor
-#else
-    (void)start;
-    (void)exists;
-#endif
-    return false;
-  }
-
-  // a resumed run: read the journal, check it belongs to this matrix, finish the
-  // interrupted batch.
+  // A resumed run: read the journal, check it belongs to this matrix, finish
+  // the interrupted batches (journal_recover.cpp).
   void resume(InplaceMatrix& m);
-
   void recover(InplaceMatrix& m);
-
-  // Bytes one recovery buffer may hold (two are used at once).
+  [[noreturn]] void no_valid_header(std::uint64_t size) const;
+  void check_consistent(const Header& h) const;
+  bool data_valid(const BatchRecord& b);
   std::uint64_t buffer_bytes() const;
-  // Rows of a tile `w` elements wide per strip of a recovery buffer.
-  std::uint64_t strip_rows(std::uint64_t w) const;
-
-  // True when the journal holds the whole batch the header describes.
-  bool data_valid();
-
-  // Step 2 again, from the matrix: every tile b of the batch is still
-  // original, and the new tile a is its transpose. Strips of tile b's rows
-  // become strips of tile a's columns.
-  void redo_tiles_a(InplaceMatrix& m);
-
-  // Step 4 again, from the journal's copy of the new tiles b.
-  void rewrite_tiles_b(InplaceMatrix& m);
+  std::string pairs_text(const BatchRecord& b) const;
 
   std::string matrix_, path_;
   std::uint64_t host_mem_ = 0;
@@ -181,10 +228,15 @@ class Journal final : public InplaceWriter {
   Header h_{};    // the last header read or written
   fmt::Fd fd_;
   std::optional<PairGrid> plan_;
-  bool resumed_ = false, begun_ = false, finished_ = false, matrix_dirty_ = false;
+  bool resumed_ = false, begun_ = false, finished_ = false, marked_ = false;
   std::uint64_t start_ = 0;  // where a resumed run goes on
   std::uint64_t next_ = 0;   // the next pair to write
-  std::uint64_t bytes_ = 0;
+  std::vector<PairWrite> kept_;  // the previous batch: its tiles b go to the matrix with the next batch
+  Scratch scratch_;
+  std::thread flusher_;
+  std::exception_ptr flush_error_;
+  double flush_secs_ = 0;
+  std::uint64_t bytes_ = 0, syncs_ = 0, flushes_ = 0;
   double secs_ = 0;
 };
 

@@ -16,6 +16,11 @@ namespace gt {
 
 namespace {
 
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return !path.empty() && ::stat(path.c_str(), &st) == 0;
+}
+
 void check_request(const JobOptions& o) {
   if (o.input.empty()) throw Error(ErrorKind::usage, "no input given: name the matrix to transpose");
   if (o.in_place && !o.output.empty())
@@ -71,6 +76,7 @@ PlanRequest plan_request(const InplaceMatrix& m, const InplaceWriter& writer, co
   r.reserved_what = m.describe();
   r.in = traits_of(m.concurrent_io(), m.host_view());
   r.ordered_writes = writer.ordered();
+  r.keeps_batch = writer.keeps_previous_batch();
   r.resumed_block = writer.required_block();
   r.first_pair = writer.first_pair();
   copy_options(r, opts);
@@ -95,7 +101,9 @@ RunReport execute_inplace(Engine& engine, InplaceMatrix& m, InplaceWriter& write
   // The journal's own writes and syncs happened inside the write stage.
   if (writer.journal_bytes()) {
     r.stage("journal") = {"journal", writer.journal_seconds(), writer.journal_bytes()};
-    r.notes.push_back("journal: " + format_bytes(writer.journal_bytes()) + " written for crash safety");
+    r.notes.push_back("journal: " + format_bytes(writer.journal_bytes()) + " written for crash safety, " +
+                      std::to_string(writer.journal_syncs()) + " journal syncs, " +
+                      std::to_string(writer.matrix_flushes()) + " matrix flushes");
   }
   r.input = r.output = m.describe();
   return r;
@@ -109,9 +117,11 @@ RunReport run_job(const JobOptions& opts) {
   RunReport report;
   if (opts.in_place) {
     auto m = open_inplace(opts.input, opts.open);
-    // The engine writes through the journal beside the file; with resume,
-    // opening it finishes the interrupted batch first.
+    // One run at a time on a file transposed in place, whatever names it.
     const std::string file = m->location().path;
+    const FileLock lock = lock_file(file, true);
+    // The engine writes through the journal beside the file; with resume,
+    // opening it finishes the interrupted batches first.
     auto journal = open_inplace_journal(*m, file, opts.resume ? ResumeMode::resume : ResumeMode::fresh,
                                         recovery_budget(opts.run.host_mem, m->reserved_bytes()));
     try {
@@ -119,15 +129,21 @@ RunReport run_job(const JobOptions& opts) {
     } catch (const Error& e) {
       // A run that stopped after it began writing leaves its journal: say
       // how to finish (the matrix is partly transposed until then).
-      const std::string jp = journal_path(file);
-      struct stat st {};
-      if (e.kind() != ErrorKind::usage && ::lstat(jp.c_str(), &st) == 0)
+      const std::string jp = find_journal(file);
+      if (e.kind() != ErrorKind::usage && !jp.empty())
         throw Error(e.kind(), e.message() + " (" + file + " is partly transposed: its journal " + jp +
                                   " lets the same command with {resume} finish it)");
       throw;
     }
+    if (!lock.held()) report.notes.push_back("the file system of " + file + " takes no locks: nothing kept another run off it");
   } else {
     auto src = open_source(opts.input, opts.open);
+    // A file half transposed in place is neither the matrix nor its transpose.
+    const std::string in_file = src->location().path;
+    const FileLock lock = in_file.empty() ? FileLock() : lock_file(in_file, false);
+    if (!in_file.empty()) refuse_if_pending(in_file, "read");
+    const std::string out_file = parse_location(opts.output).path;
+    if (file_exists(out_file)) refuse_if_pending(out_file, "replace");
     auto sink = create_sink(opts.output, *src, opts.sink);
     const auto t0 = Clock::now();
     report = execute(*engine, *src, *sink, opts.run);

@@ -23,6 +23,7 @@
 #include "gtranspose/format.hpp"
 #include "gtranspose/job.hpp"
 #include "gtranspose/journal.hpp"
+#include "gtranspose/plan.hpp"
 #include "support/mem_source.hpp"
 #include "support/reference.hpp"
 #include "support/temp_dir.hpp"
@@ -41,7 +42,7 @@ constexpr int kCrashed = 42;  // a child's exit status when the hook stopped it
 constexpr std::uint64_t kSeed = 77;
 
 // A folder for one test's files, on tmpfs where there is one: the journal
-// syncs four times a pair and these tests run thousands of pairs.
+// syncs twice a pair and these tests run thousands of pairs.
 struct Dir : test::TempDir {
   Dir() : TempDir(Where::memory) {}
 };
@@ -113,7 +114,7 @@ inline Bytes read_matrix(const Dir& d, const Case& c) {
 // The host budget under which the CPU engine plans c.block-sided tiles
 // (plus what an HDF5 chunk cache takes out of it first).
 inline std::uint64_t budget_of(const Case& c) {
-  std::uint64_t b = 5 * c.block * c.block * c.es;
+  std::uint64_t b = kCpuJournaledBuffers * c.block * c.block * c.es;
   if (c.chunk) b += std::min(c.chunk, c.n) * std::min(c.chunk + 2, c.n) * c.es;
   return b;
 }

@@ -1,5 +1,7 @@
 #include "engine/cpu/pipeline.hpp"
 
+#include <stdexcept>
+
 namespace gt::cpu {
 
 bool Pipeline::Shared::wait_for(int s, SlotState want) {
@@ -26,19 +28,26 @@ void Pipeline::Shared::fail(std::exception_ptr e) {
 }
 
 void Pipeline::run(std::uint64_t items, int slots, const Stage& load, const Stage& work, const Stage& store,
-                   const Check& before_work) {
+                   const Check& before_work, bool keep_stored) {
   if (items == 0) return;
   if (slots < 1) slots = 1;
+  if (keep_stored && slots < 2) throw std::logic_error("Pipeline: keeping a stored item needs two slots or more");
   Shared sh;
   sh.state.assign(slots, SlotState::free);
 
   auto stage_loop = [&](const Stage& fn, SlotState from, SlotState to) {
+    const bool keep = keep_stored && &fn == &store;
     try {
       for (std::uint64_t k = 0; k < items; ++k) {
         const int s = int(k % slots);
         if (!sh.wait_for(s, from)) return;
         fn(k, s);
-        sh.set(s, to);
+        if (!keep) {
+          sh.set(s, to);
+        } else {
+          sh.set(s, SlotState::kept);  // freed once the next item's store returns
+          if (k > 0) sh.set(int((k - 1) % slots), to);
+        }
       }
     } catch (...) {
       sh.fail(std::current_exception());

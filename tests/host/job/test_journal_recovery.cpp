@@ -1,8 +1,10 @@
-// The in-place journal (journal.hpp) when what it left is damaged or not
-// its own: its checksum; torn journal data and torn headers; a journal for
-// another file, shape, element size or dataset; the job's refusals and
-// messages, and the plain writer without a journal. Crashes at every point
-// of the protocol are in test_journal_crash.cpp.
+// The in-place journal (journal.hpp) when what it left is damaged: its
+// checksum; damaged journal data (verified against the matrix, never
+// trusted); torn and missing headers; an older version's journal; the job's
+// refusals and messages, and the plain writer without a journal. Crashes at
+// every point of the protocol are in test_journal_crash.cpp, power loss in
+// test_journal_powerloss.cpp, whose journal is whose in
+// test_journal_identity.cpp.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
@@ -277,99 +279,6 @@ TEST(JournalTorn, AnOlderVersionsJournalIsNamed) {
   const Error e = catch_error([&] { run_job(job_of(d, c, true)); });
   EXPECT_NE(std::string(e.what()).find("another version of gtranspose (journal version 1"), std::string::npos)
       << e.what();
-}
-
-// --- identity -------------------------------------------------------------------------
-
-TEST(JournalIdentity, AnotherFileShapeElementSizeOrDatasetIsRefused) {
-  Dir d;
-  const Case c{"raw_f32_n40", ".raw", 4, 40, 8};
-  create(d, c);
-  const std::string file = file_of(d, c), journal = journal_path(file);
-  ASSERT_EQ(in_child([&] { run_job(job_of(d, c, false)); }, crash_at_point(Point::a_tile, 4)), kCrashed);
-  const Bytes interrupted = file_bytes(file), j = file_bytes(journal);
-
-  const auto expect_refused = [&](const JobOptions& o, const std::string& needle, const std::string& target) {
-    const Bytes before = file_bytes(target);
-    const Error e = catch_error([&] { run_job(o); });
-    EXPECT_EQ(e.kind(), ErrorKind::input) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
-    EXPECT_TRUE(file_bytes(target) == before) << needle << ": the matrix changed";
-  };
-
-  // Another file with the same content, given the journal.
-  const std::string other = d / "other.raw";
-  write_file(other, interrupted);
-  write_file(journal_path(other), j);
-  JobOptions o = job_of(d, c, true);
-  o.input = other;
-  expect_refused(o, "another file", other);
-  fs::remove(journal_path(other));
-  fs::remove(other);
-
-  // The same file read with another shape (1600 bytes a row: 80x80 u8 is 6400 bytes too).
-  o = job_of(d, c, true);
-  o.open.shape = Shape{80, 80};
-  o.open.dtype = DType::u8;
-  expect_refused(o, "a 40x40 matrix, not 80x80", file);
-
-  // Another element size for the same shape: the matrix as a library user
-  // might present it, through the journal directly.
-  struct Relabelled : InplaceMatrix {
-    MatrixInfo i;
-    Location l;
-    const MatrixInfo& info() const override { return i; }
-    const Location& location() const override { return l; }
-    void read(std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, void*, std::uint64_t) override {
-      ADD_FAILURE() << "read";
-    }
-    void write(std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, const void*, std::uint64_t) override {
-      ADD_FAILURE() << "write";
-    }
-    void flush() override { ADD_FAILURE() << "flush"; }
-    std::string describe() const override { return "relabelled"; }
-  } fake;
-  fake.i = info_of({40, 40}, DType::u16);
-  fake.l = parse_location(file);
-  const Error e = catch_error([&] { (void)open_inplace_journal(fake, file, ResumeMode::resume); });
-  EXPECT_NE(std::string(e.what()).find("4-byte elements, not 2-byte"), std::string::npos) << e.what();
-
-  // The right matrix still resumes.
-  const Bytes want = transposed_pattern_of(c);
-  resume_and_check(d, c, want, "after the refusals");
-}
-
-TEST(JournalIdentity, AnotherDatasetOfTheSameFileIsRefused) {
-  Dir d;
-  const Case c{"h5_f32_n30", ".h5", 4, 30, 8};
-  create(d, c);
-  // A second dataset /g/y, the same shape, in the same file.
-  {
-    const Bytes m = pattern_matrix(c.n, c.n, c.es, kSeed + 1);
-    hid_t f = H5Fopen(file_of(d, c).c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-    hsize_t dims[2] = {c.n, c.n};
-    hid_t space = H5Screate_simple(2, dims, nullptr);
-    hid_t ds = H5Dcreate2(f, "/g/y", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    ASSERT_GE(H5Dwrite(ds, H5T_IEEE_F32LE, H5S_ALL, H5S_ALL, H5P_DEFAULT, m.data()), 0);
-    H5Dclose(ds);
-    H5Sclose(space);
-    H5Fclose(f);
-  }
-  ASSERT_EQ(in_child([&] { run_job(job_of(d, c, false)); }, crash_at_point(Point::b_tile, 3)), kCrashed);
-  JobOptions o = job_of(d, c, true);
-  o.input = file_of(d, c) + ":/g/y";
-  const Error e = catch_error([&] { run_job(o); });
-  EXPECT_EQ(e.kind(), ErrorKind::input);
-  EXPECT_NE(std::string(e.what()).find("dataset /g/x, not /g/y"), std::string::npos) << e.what();
-  // /g/y untouched, /g/x finishes.
-  auto y = open_source(file_of(d, c) + ":/g/y", {});
-  Bytes got(c.n * c.n * c.es);
-  y->read(0, 0, c.n, c.n, got.data(), c.n);
-  EXPECT_TRUE(got == pattern_matrix(c.n, c.n, c.es, kSeed + 1)) << "/g/y changed";
-  y.reset();
-  run_job(job_of(d, c, true));
-  EXPECT_TRUE(read_matrix(d, c) == transposed_pattern_of(c));
 }
 
 // --- the job's messages ---------------------------------------------------------------

@@ -331,6 +331,27 @@ void Journal::create(const PairGrid& plan) {
   h.p.block = plan.block();
   h.p.pairs = plan.count();
   h_ = h;
+  // The mark first: a journal that exists is then found from every name of
+  // the file (a hard link elsewhere, the file renamed). A mark whose journal
+  // never came to be names nothing and is ignored.
+  marked_ = set_mark(matrix_, path_);
+  if (marked_) {
+    fmt::Fd f(::open(matrix_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!f) throw_errno(ErrorKind::io, "cannot open " + matrix_ + " to make its journal mark durable");
+    barrier(Barrier::mark_synced, [&] { fmt::sync_file(f.get(), matrix_, false); });
+  }
+  hit(Point::marked);
+  try {
+    make_file();
+  } catch (...) {
+    if (marked_ && !fmt::path_exists(path_)) clear_mark(matrix_, path_);
+    throw;
+  }
+  barrier(Barrier::folder_synced, [&] { timed([&] { sync_folder(path_); }); });
+  hit(Point::begun);
+}
+
+void Journal::make_file() {
   const std::string exists = exists_message(matrix_, path_);
   std::string tmp_name;
   const auto create_file = [&](const std::string& p) {
@@ -342,7 +363,8 @@ void Journal::create(const PairGrid& plan) {
     fmt::log_io(fmt::IoEvent::linked(fd, p));
     start_file(fd);
   };
-  if (!create_unnamed(exists)) {
+  if (create_unnamed(exists)) return;
+  {
     TempPath tmp(path_);
     create_file(tmp.path());
     tmp_name = tmp.path();
@@ -358,18 +380,7 @@ void Journal::create(const PairGrid& plan) {
     }
     hit(Point::named);
   }  // the temporary name goes; the journal keeps the file
-  if (!tmp_name.empty()) fmt::log_io(unlinked(tmp_name));
-  barrier(Barrier::folder_synced, [&] { timed([&] { sync_folder(path_); }); });
-  // The mark lets a hard link elsewhere, or the file after a rename, find the
-  // journal. It is durable before the matrix's first write.
-  marked_ = set_mark(matrix_, path_);
-  if (marked_) {
-    fmt::Fd f(::open(matrix_.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!f) throw_errno(ErrorKind::io, "cannot open " + matrix_ + " to make its journal mark durable");
-    barrier(Barrier::mark_synced, [&] { fmt::sync_file(f.get(), matrix_, false); });
-  }
-  hit(Point::marked);
-  hit(Point::begun);
+  fmt::log_io(unlinked(tmp_name));
 }
 
 }  // namespace journal_impl

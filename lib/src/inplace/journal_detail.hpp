@@ -38,10 +38,10 @@ inline std::uint64_t hash_bytes(const void* data, std::size_t n, std::uint64_t s
 // passes them (journal.hpp describes the steps). Recovery passes b_tile,
 // a_tile, matrix_flushed, saved_synced and recovered.
 enum class Point {
+  marked,          // fresh run: the matrix marked (xattr) and synced, no journal yet
   created,         // fresh run: the journal's first header durable, the file not yet under its name
   named,           // fresh run: the journal under its name, its folder not yet synced
-  marked,          // fresh run: the journal durable under its name, the matrix marked (xattr) and synced
-  begun,           // before the engine's first write
+  begun,           // the journal durable under its name, before the engine's first write
   data_written,    // a batch's journal data written, its header not yet
   saved_written,   // the header that describes it written, not yet synced
   saved_synced,    // that header durable
@@ -61,9 +61,9 @@ void set_hook(std::function<void(Point)> hook);
 // the protocol. The power-loss test (test_journal_powerloss.cpp) skips one
 // at a time and proves that a crash somewhere then loses data.
 enum class Barrier {
+  mark_synced,      // create: the matrix's journal mark (xattr) durable before the journal exists
   header_synced,    // create: the first header durable before the journal gets its name
   folder_synced,    // create: the journal's name durable
-  mark_synced,      // create: the matrix's journal mark (xattr) durable
   journal_synced,   // each batch: its journal data and header durable
   matrix_flushed,   // each batch: its tiles a (and the previous batch's tiles b) durable
   final_synced,     // finish(): the header that says the last batch's tiles a are written

@@ -90,9 +90,9 @@ std::atomic<bool> g_no_xattrs{false};
 
 const char* barrier_name(Barrier b) {
   switch (b) {
+    case Barrier::mark_synced: return "the matrix synced after it is marked";
     case Barrier::header_synced: return "the journal's first header synced before it is named";
     case Barrier::folder_synced: return "the journal's folder synced after it is named";
-    case Barrier::mark_synced: return "the matrix synced after it is marked";
     case Barrier::journal_synced: return "each batch's journal data and header synced";
     case Barrier::matrix_flushed: return "each batch's matrix writes flushed";
     case Barrier::final_synced: return "the last header synced";

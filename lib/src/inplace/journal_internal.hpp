@@ -207,8 +207,9 @@ class Journal final : public InplaceWriter {
   // a valid header; the naming fails if one exists already. The file is made
   // unnamed (O_TMPFILE) in the journal's folder and linked to its name, so a
   // kill before that leaves nothing behind; where the file system cannot, it
-  // is made under a temporary name. Then the matrix is marked (xattr).
+  // is made under a temporary name. The matrix is marked (xattr) before.
   void create(const PairGrid& plan);
+  void make_file();
   bool create_unnamed(const std::string& exists);
   void start_file(int fd);
 

@@ -26,17 +26,12 @@
 namespace gt::journal_impl {
 
 void Journal::no_valid_header(std::uint64_t size) const {
-  // Without a header nothing says how far the run got, unless the matrix
-  // proves it: it is marked (xattr) durably before its first write, so a
-  // file system that keeps marks and a matrix without one means no write.
-  const bool proven_unchanged = marks_supported(matrix_) && read_mark(matrix_).empty();
-  const std::string what = path_ + " holds no valid header (" + std::to_string(size) + " bytes), so it cannot say how far "
-                           "the interrupted run got";
-  if (proven_unchanged)
-    throw Error(ErrorKind::input, what + "; " + matrix_ + " carries no journal mark, so that run never wrote to it: "
-                                         "it is unchanged; remove " + path_ + " and run again without {resume}");
-  throw Error(ErrorKind::input, what + ": " + matrix_ + " may be unchanged or partly transposed and cannot be finished "
-                                       "from it; restore " + matrix_ + " from a copy, then remove " + path_);
+  // Its first header is durable before it has a name, so a journal without
+  // one was damaged since: nothing says how far the run got, and nothing
+  // proves the matrix unchanged.
+  throw Error(ErrorKind::input, path_ + " holds no valid header (" + std::to_string(size) + " bytes), so it cannot say how "
+                                "far the interrupted run got: " + matrix_ + " may be unchanged or partly transposed and "
+                                "cannot be finished from it; restore " + matrix_ + " from a copy, then remove " + path_);
 }
 
 void Journal::check_consistent(const Header& h) const {

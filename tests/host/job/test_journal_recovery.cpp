@@ -247,16 +247,6 @@ TEST(JournalTorn, NoValidHeaderNeverClaimsTheMatrixUnchanged) {
     EXPECT_NE(catch_error([&] { run_job(out); }).message().find("{in_place} {resume}"), std::string::npos);
     ::unlink(journal.c_str());
   }
-  // Where the matrix carries no mark (the run stopped before it marked it,
-  // hence before its first write), the message can say so. (A new file: the
-  // runs above marked this one.)
-  ::unlink(file.c_str());
-  write_file(file, pristine);
-  ASSERT_EQ(in_child([&] { run_job(job_of(d, c, false)); }, crash_at_point(Point::named, 0)), kCrashed);
-  write_file(journal, Bytes(50, 0));
-  const Error e = catch_error([&] { run_job(job_of(d, c, true)); });
-  EXPECT_NE(std::string(e.what()).find("it is unchanged"), std::string::npos) << e.what();
-  EXPECT_TRUE(file_bytes(file) == pristine);
 }
 
 TEST(JournalTorn, AnOlderVersionsJournalIsNamed) {

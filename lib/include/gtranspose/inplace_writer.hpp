@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gtranspose/matrix.hpp"
+#include "gtranspose/report.hpp"
 #include "gtranspose/tiles.hpp"
 
 namespace gt {
@@ -33,6 +34,8 @@ class InplaceWriter {
   virtual std::uint64_t required_block() const { return 0; }
   // Pairs with an index below this are already done (a resumed run).
   virtual std::uint64_t first_pair() const { return 0; }
+  // Threads the writer may copy with (RunPlan::writer_threads), before begin().
+  virtual void set_threads(int threads) { (void)threads; }
   // Called once by the engine before any write, with the plan it follows.
   virtual void begin(const PairGrid& plan) = 0;
   // Writes a batch of consecutive pairs (indices ascending, continuing the
@@ -58,12 +61,14 @@ class InplaceWriter {
   }
   // The bytes the journal wrote (0 for the plain writer), for the report.
   virtual std::uint64_t journal_bytes() const { return 0; }
-  // Syncs of the journal and flushes of the matrix the writer waited for.
+  // Syncs of the journal and flushes of the matrix it made.
   virtual std::uint64_t journal_syncs() const { return 0; }
   virtual std::uint64_t matrix_flushes() const { return 0; }
-  // Seconds spent writing and syncing the journal itself (not the matrix),
-  // for the report's "journal" stage.
-  virtual double journal_seconds() const { return 0; }
+  // The writer's own stages for the report, inside the engine's "write"
+  // stage: "journal" (its data and headers written), "journal sync",
+  // "matrix flush" (on a thread of its own, overlapped) and "flush wait"
+  // (what of the flushes the writer waited for).
+  virtual std::vector<StageStat> stage_stats() const { return {}; }
 };
 
 // Writes straight to the matrix, in any order and from any number of

@@ -73,6 +73,12 @@ constexpr int kMemoryThreads = 8;
 // f32 (PERF.md runs 35-36): 64 MiB tiles, 4 lanes, batches of up to 5 pairs
 // took 22.4 s; 256 MiB tiles, 2 lanes, one pair a batch 19.1 s.
 constexpr int kJournaledLanes = 2;
+// Threads the journal copies a batch with (its data into the journal, its
+// tiles into the matrix): one thread copies 5-8 GB/s into a page cache, which
+// is what bounded journaled runs on tmpfs (5.9 s against 4.1 s out of place
+// for 8 GiB, PERF.md); four share that work. Not yet measured on the GPU
+// machine: scripts/bench-files.sh inplace reports it.
+constexpr int kJournalThreads = 4;
 constexpr int kJournaledReaders = 2;
 constexpr int kJournaledSlots = 4;
 // Tile buffers the CPU engine holds: out of place 2 slots of (input tile,
@@ -158,6 +164,7 @@ struct RunPlan {
   bool direct_in = false, direct_out = false;  // CUDA: DMA straight from / to pinned user memory
   bool scratch = false;             // CPU in place: a scratch tile for edge pairs
   std::size_t max_batch = 1;        // in place: pairs per InplaceWriter::write_batch
+  int writer_threads = 1;           // in place: threads the writer copies with (InplaceWriter::set_threads)
   int requested_lanes = 0;          // CUDA: the lanes before any shrinking
 
   std::uint64_t host_bytes = 0;     // tile and staging buffers the engine allocates

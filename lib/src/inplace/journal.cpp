@@ -143,17 +143,10 @@ void Journal::write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch)
   rec.count = batch.size();
   rec.offset = place(bytes);
   rec.bytes = bytes;
-  StreamHash data;
   std::vector<std::uint64_t> a_sums;
   a_sums.reserve(batch.size());
-  timed([&] {
-    std::uint64_t off = rec.offset;
-    for (const PairWrite& w : batch) {
-      off += put_journal_part(fd_.get(), path_, w, es, off, data, scratch_);
-      a_sums.push_back(w.has_a_sum ? w.a_sum : a_sum_from_new_b(w, es, scratch_));
-    }
-  });
-  rec.data_sum = data.digest();
+  timed([&] { rec.data_sum = put_batch_data(batch, rec.offset); });
+  for (const PairWrite& w : batch) a_sums.push_back(w.has_a_sum ? w.a_sum : a_sum_from_new_b(w, es, scratch_));
   rec.a_sum = sum_of_sums(a_sums);
   bytes_ += bytes;
   hit(Point::data_written);
@@ -177,14 +170,7 @@ void Journal::write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch)
 
   // Step 2: the previous batch's tiles b (its header now says its tiles a
   // are durable) and this batch's tiles a (its data is durable), one flush.
-  for (const PairWrite& w : kept_) {
-    write_b_part(m, w, es);
-    hit(Point::b_tile);
-  }
-  for (const PairWrite& w : batch) {
-    write_a_part(m, w, es);
-    hit(Point::a_tile);
-  }
+  write_parts(m, kept_, batch);
   kept_ = batch;
   next_ += batch.size();
   start_flush(m);
@@ -207,12 +193,9 @@ void Journal::finish(InplaceMatrix& m) {
     h.done = h.prev.first;
     put_header(h);
     sync_journal(Barrier::final_synced);
-    for (const PairWrite& w : kept_) {
-      write_b_part(m, w, id_.p.elem_size);
-      hit(Point::b_tile);
-    }
+    write_parts(m, kept_, {});
     kept_.clear();
-    flush_now(m, Barrier::final_flushed);
+    timed(flush_secs_, [&] { flush_now(m, Barrier::final_flushed); });
   }
   hit(Point::finish_flushed);
   fd_.reset();
@@ -235,7 +218,7 @@ void Journal::put_header(Header& h) {
 
 void Journal::sync_journal(Barrier b) {
   barrier(b, [&] {
-    timed([&] { fmt::sync_file(fd_.get(), path_, true); });
+    timed(sync_secs_, [&] { fmt::sync_file(fd_.get(), path_, true); });
     ++syncs_;
   });
 }
@@ -253,9 +236,7 @@ void Journal::start_flush(InplaceMatrix& m) {
   // written meanwhile (its region is clear of what this flush protects).
   flusher_ = std::thread([this, &m] {
     try {
-      const auto t0 = Clock::now();
-      flush_now(m, Barrier::matrix_flushed);
-      flush_secs_ += std::chrono::duration<double>(Clock::now() - t0).count();
+      timed(flush_secs_, [&] { flush_now(m, Barrier::matrix_flushed); });
     } catch (...) {
       flush_error_ = std::current_exception();
     }
@@ -264,7 +245,7 @@ void Journal::start_flush(InplaceMatrix& m) {
 
 void Journal::wait_flush() {
   if (!flusher_.joinable()) return;
-  flusher_.join();
+  timed(wait_secs_, [&] { flusher_.join(); });
   if (flush_error_) std::rethrow_exception(std::exchange(flush_error_, nullptr));
   hit(Point::matrix_flushed);
 }
@@ -297,7 +278,7 @@ void Journal::start_file(int fd) {
   Header h = h_;
   h_.p.seq = 0;
   put_header(h);
-  barrier(Barrier::header_synced, [&] { timed([&] { fmt::sync_file(fd_.get(), path_, false); }); });
+  barrier(Barrier::header_synced, [&] { timed(sync_secs_, [&] { fmt::sync_file(fd_.get(), path_, false); }); });
   hit(Point::created);
 }
 

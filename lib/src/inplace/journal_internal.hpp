@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -107,8 +108,40 @@ std::size_t read_slot(int fd, std::uint64_t slot, unsigned char* buf, const std:
 bool pread_exact(int fd, void* buf, std::uint64_t n, std::uint64_t off, const std::string& name);
 // Makes the folder of `path` durable (its new or removed names).
 void sync_folder(const std::string& path);
-// The sum of a batch's per-pair sums.
+// The sum of a batch's per-pair sums, or of a stream's chunk sums.
 std::uint64_t sum_of_sums(const std::vector<std::uint64_t>& sums);
+
+// Journal data is checksummed in chunks of this many bytes of its stream,
+// so several threads can checksum one batch: its sum is sum_of_sums() of
+// the chunks' StreamHash digests. ChunkedHash gives the same from a stream
+// fed in pieces of any size (recovery reads it from the journal or the matrix).
+constexpr std::uint64_t kHashChunk = std::uint64_t(1) << 20;
+class ChunkedHash {
+ public:
+  void update(const void* data, std::size_t n) {
+    auto p = static_cast<const unsigned char*>(data);
+    while (n) {
+      const std::size_t take = std::size_t(std::min<std::uint64_t>(n, kHashChunk - fill_));
+      cur_.update(p, take);
+      p += take, n -= take, fill_ += take;
+      if (fill_ == kHashChunk) {
+        sums_.push_back(cur_.digest());
+        cur_ = StreamHash();
+        fill_ = 0;
+      }
+    }
+  }
+  std::uint64_t digest() const {
+    std::vector<std::uint64_t> all = sums_;
+    if (fill_) all.push_back(cur_.digest());
+    return sum_of_sums(all);
+  }
+
+ private:
+  StreamHash cur_;
+  std::uint64_t fill_ = 0;
+  std::vector<std::uint64_t> sums_;
+};
 
 // --- identity (identity.cpp) ----------------------------------------------------
 
@@ -135,12 +168,9 @@ struct Scratch {
   std::vector<unsigned char> a, b;
 };
 
-// Writes J of w (from new_b) to fd at off, feeding `sum`; returns its bytes.
-std::uint64_t put_journal_part(int fd, const std::string& name, const PairWrite& w, std::size_t es, std::uint64_t off,
-                               StreamHash& sum, Scratch& s);
-// The A and B parts from the engine's buffers.
-void write_a_part(InplaceMatrix& m, const PairWrite& w, std::size_t es);
-void write_b_part(InplaceMatrix& m, const PairWrite& w, std::size_t es);
+// Rows [r0, r1) of the A and B parts, from the engine's buffers.
+void write_a_part(InplaceMatrix& m, const PairWrite& w, std::size_t es, std::uint64_t r0, std::uint64_t r1);
+void write_b_part(InplaceMatrix& m, const PairWrite& w, std::size_t es, std::uint64_t r0, std::uint64_t r1);
 // Tile a's checksum as source_sum() gives it, from new_b (the writer's fallback).
 std::uint64_t a_sum_from_new_b(const PairWrite& w, std::size_t es, Scratch& s);
 // Recovery: the A part again from tile b (still original) in the matrix.
@@ -149,7 +179,7 @@ void redo_a_part(InplaceMatrix& m, const TilePair& p, std::size_t es, Scratch& s
 std::uint64_t rewrite_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es, int fd, const std::string& name,
                              std::uint64_t off, Scratch& s);
 // Recovery: what the matrix holds where the B part goes, fed to `sum` in J's order.
-void hash_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es, StreamHash& sum, Scratch& s);
+void hash_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es, ChunkedHash& sum, Scratch& s);
 // Recovery: tile a as the matrix holds it, summed as source_sum() does.
 std::uint64_t hash_tile_a(InplaceMatrix& m, const TilePair& p, std::size_t es, Scratch& s);
 
@@ -164,7 +194,10 @@ class Journal final : public InplaceWriter {
   std::uint64_t required_block() const override { return resumed_ ? h_.p.block : 0; }
   std::uint64_t first_pair() const override { return start_; }
   std::uint64_t journal_bytes() const override { return bytes_; }
-  double journal_seconds() const override { return secs_; }
+  std::vector<StageStat> stage_stats() const override {
+    return {{"journal", secs_, bytes_}, {"journal sync", sync_secs_, 0}, {"matrix flush", flush_secs_, 0},
+            {"flush wait", wait_secs_, 0}};
+  }
   std::uint64_t journal_syncs() const override { return syncs_; }
   std::uint64_t matrix_flushes() const override { return flushes_; }
   bool keeps_previous_batch() const override { return true; }
@@ -173,16 +206,21 @@ class Journal final : public InplaceWriter {
     return journal_detail::hash_bytes(tile, std::size_t(bytes));
   }
 
+  void set_threads(int threads) override { threads_ = threads; }
   void begin(const PairGrid& plan) override;
   void write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch) override;
   void finish(InplaceMatrix& m) override;
 
  private:
   template <class F>
-  void timed(F&& fn) {
+  static void timed(double& into, F&& fn) {
     const auto t0 = Clock::now();
     fn();
-    secs_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    into += std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  template <class F>
+  void timed(F&& fn) {
+    timed(secs_, fn);
   }
 
   // The identity and shape of the matrix, as a header without a plan.
@@ -201,6 +239,13 @@ class Journal final : public InplaceWriter {
   void start_flush(InplaceMatrix& m);
   void wait_flush();
   void flush_now(InplaceMatrix& m, Barrier b);
+  // journal_batch.cpp: fn(0) .. fn(n-1) on up to threads_ threads (on this
+  // one where `bytes` is small); a batch's journal data written at offset,
+  // returning its checksum; tiles b of one batch and tiles a of another
+  // written to the matrix.
+  void parallel(std::size_t n, std::uint64_t bytes, const std::function<void(std::size_t)>& fn);
+  std::uint64_t put_batch_data(const std::vector<PairWrite>& batch, std::uint64_t offset);
+  void write_parts(InplaceMatrix& m, const std::vector<PairWrite>& b_of, const std::vector<PairWrite>& a_of);
 
   // A fresh run: the journal's first header is written and made durable
   // before the journal gets its name, so a journal under its name always has
@@ -233,12 +278,13 @@ class Journal final : public InplaceWriter {
   std::uint64_t start_ = 0;  // where a resumed run goes on
   std::uint64_t next_ = 0;   // the next pair to write
   std::vector<PairWrite> kept_;  // the previous batch: its tiles b go to the matrix with the next batch
+  std::vector<std::vector<unsigned char>> gathered_;  // diagonal tiles' journal parts, gathered
+  int threads_ = 1;
   Scratch scratch_;
   std::thread flusher_;
   std::exception_ptr flush_error_;
-  double flush_secs_ = 0;
   std::uint64_t bytes_ = 0, syncs_ = 0, flushes_ = 0;
-  double secs_ = 0;
+  double secs_ = 0, sync_secs_ = 0, flush_secs_ = 0, wait_secs_ = 0;
 };
 
 }  // namespace gt::journal_impl

@@ -41,61 +41,26 @@ std::uint64_t journal_bytes_of(const TilePair& p, std::size_t es) {
   return s * (s - 1) / 2 * es;
 }
 
-std::uint64_t put_journal_part(int fd, const std::string& name, const PairWrite& w, std::size_t es, std::uint64_t off,
-                               StreamHash& sum, Scratch& s) {
-  const TilePair& p = w.pair;
-  const std::uint64_t n = journal_bytes_of(p, es);
-  if (n == 0) return 0;
-  if (!p.diagonal()) {
-    fmt::pwrite_full(fd, w.new_b, n, off, name);
-    sum.update(w.new_b, std::size_t(n));
-  } else {
-    // The lower triangle's rows are not contiguous in new_b: gather them in
-    // strips (row i holds i elements; rows [i0, i1) fill the strip).
-    const std::uint64_t side = p.a.h;
-    unsigned char* buf = grow(s.a, std::min<std::uint64_t>(n, std::max<std::uint64_t>(s.bytes, side * es)));
-    const std::uint64_t cap = std::max<std::uint64_t>(s.bytes, side * es);
-    std::uint64_t used = 0, at = off;
-    for (std::uint64_t i = 1; i < side; ++i) {
-      const std::uint64_t row = i * es;
-      if (used + row > cap) {
-        fmt::pwrite_full(fd, buf, used, at, name);
-        sum.update(buf, std::size_t(used));
-        at += used;
-        used = 0;
-      }
-      std::memcpy(buf + used, bytes_of(w.new_b) + i * side * es, std::size_t(row));
-      used += row;
-    }
-    fmt::pwrite_full(fd, buf, used, at, name);
-    sum.update(buf, std::size_t(used));
-  }
-  // The disk starts on it while the next part is copied: the sync then waits for the tail.
-  fmt::start_writeback(fd, off, n, name);
-  return n;
-}
-
-void write_a_part(InplaceMatrix& m, const PairWrite& w, std::size_t es) {
+void write_a_part(InplaceMatrix& m, const PairWrite& w, std::size_t es, std::uint64_t r0, std::uint64_t r1) {
   const TilePair& p = w.pair;
   const Tile& a = p.a;
   if (!p.diagonal()) {
-    m.write(a.r0, a.c0, a.h, a.w, w.new_a, a.w);
-  } else {
-    for (std::uint64_t i = 0; i + 1 < a.h; ++i)
-      m.write(a.r0 + i, a.c0 + i + 1, 1, a.h - i - 1, bytes_of(w.new_b) + (i * a.h + i + 1) * es, a.h - i - 1);
+    m.write(a.r0 + r0, a.c0, r1 - r0, a.w, bytes_of(w.new_a) + r0 * a.w * es, a.w);
+    return;
   }
-  m.start_writeback(a.r0, a.h);  // overlap the disk with the next tile's copy
+  for (std::uint64_t i = r0; i < r1 && i + 1 < a.h; ++i)
+    m.write(a.r0 + i, a.c0 + i + 1, 1, a.h - i - 1, bytes_of(w.new_b) + (i * a.h + i + 1) * es, a.h - i - 1);
 }
 
-void write_b_part(InplaceMatrix& m, const PairWrite& w, std::size_t es) {
+void write_b_part(InplaceMatrix& m, const PairWrite& w, std::size_t es, std::uint64_t r0, std::uint64_t r1) {
   const TilePair& p = w.pair;
   const Tile& b = p.b;
   if (!p.diagonal()) {
-    m.write(b.r0, b.c0, b.h, b.w, w.new_b, b.w);
-  } else {
-    for (std::uint64_t i = 1; i < b.h; ++i) m.write(b.r0 + i, b.c0, 1, i, bytes_of(w.new_b) + i * b.h * es, i);
+    m.write(b.r0 + r0, b.c0, r1 - r0, b.w, bytes_of(w.new_b) + r0 * b.w * es, b.w);
+    return;
   }
-  m.start_writeback(b.r0, b.h);
+  for (std::uint64_t i = std::max<std::uint64_t>(r0, 1); i < r1; ++i)
+    m.write(b.r0 + i, b.c0, 1, i, bytes_of(w.new_b) + i * b.h * es, i);
 }
 
 std::uint64_t a_sum_from_new_b(const PairWrite& w, std::size_t es, Scratch& s) {
@@ -175,7 +140,7 @@ std::uint64_t rewrite_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es
   return n;
 }
 
-void hash_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es, StreamHash& sum, Scratch& s) {
+void hash_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es, ChunkedHash& sum, Scratch& s) {
   const Tile& b = p.b;
   if (!p.diagonal()) {
     const std::uint64_t rows = std::min(b.h, rows_per_strip(s, b.w, es));

@@ -135,7 +135,7 @@ void Journal::recover(InplaceMatrix& m) {
       }
       wrote = true;
     } else {
-      StreamHash sum;
+      ChunkedHash sum;
       for (std::uint64_t k = b.first; k < b.end(); ++k) hash_b_part(m, plan_->pair(k), es, sum, s);
       if (sum.digest() != b.data_sum)
         throw Error(ErrorKind::input, damaged + pairs_text(b) + " fails its checksum, and those pairs of " + matrix_ +
@@ -199,7 +199,7 @@ std::uint64_t Journal::buffer_bytes() const {
 
 bool Journal::data_valid(const BatchRecord& b) {
   std::vector<unsigned char> buf(std::size_t(std::min<std::uint64_t>(std::max<std::uint64_t>(b.bytes, 1), buffer_bytes())));
-  StreamHash sum;
+  ChunkedHash sum;
   for (std::uint64_t off = 0; off < b.bytes; off += buf.size()) {
     const std::uint64_t n = std::min<std::uint64_t>(buf.size(), b.bytes - off);
     if (!pread_exact(fd_.get(), buf.data(), n, b.offset + off, path_)) return false;

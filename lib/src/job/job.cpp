@@ -100,7 +100,7 @@ RunReport execute_inplace(Engine& engine, InplaceMatrix& m, InplaceWriter& write
   RunReport r = engine.run_inplace(m, writer, plan, opts);
   // The journal's own writes and syncs happened inside the write stage.
   if (writer.journal_bytes()) {
-    r.stage("journal") = {"journal", writer.journal_seconds(), writer.journal_bytes()};
+    for (const StageStat& s : writer.stage_stats()) r.stage(s.name) = s;
     r.notes.push_back("journal: " + format_bytes(writer.journal_bytes()) + " written for crash safety, " +
                       std::to_string(writer.journal_syncs()) + " journal syncs, " +
                       std::to_string(writer.matrix_flushes()) + " matrix flushes");

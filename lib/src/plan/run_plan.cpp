@@ -108,6 +108,7 @@ PairGrid pair_grid(const PlanRequest& req, std::uint64_t tile_bytes) {
 
 void set_pairs(RunPlan& p, const PlanRequest& req, PairGrid g) {
   p.first_pair = std::min(req.first_pair, g.count());
+  p.writer_threads = req.ordered_writes ? kJournalThreads : 1;
   p.tile = {g.block(), g.block()};
   p.tiles = g.count();
   p.pairs = g;

@@ -156,6 +156,28 @@ TEST(JournalCreate, KilledWhileTheJournalIsMadeLeavesNoStrayFile) {
   EXPECT_EQ(d.entries(), (std::vector<std::string>{"m.raw", "m.raw.gtjournal"})) << "stray files";
 }
 
+// Tiles of 4 MiB and more: the journal copies each batch on several threads
+// (its data in checksummed chunks, its tiles in row bands). Crashes at a few
+// points of that path, then resumed bit-exact.
+TEST(JournalThreads, LargeTilesCopiedOnSeveralThreadsCrashAndResume) {
+  const Case c{"raw_f32_n2500", ".raw", 4, 2500, 1024};
+  Dir d;
+  const Bytes pristine = create(d, c);
+  const Bytes want = transposed_pattern_of(c);
+  const std::string file = file_of(d, c);
+  const RunReport full = run_job(job_of(d, c, false));
+  ASSERT_EQ(full.tile_shape.rows, 1024u);
+  ASSERT_TRUE(read_matrix(d, c) == want);
+  for (Point p : {Point::data_written, Point::saved_synced, Point::a_tile, Point::b_tile, Point::matrix_flushed}) {
+    for (std::uint64_t k : {1, 3}) {
+      write_file(file, pristine);
+      ASSERT_EQ(in_child([&] { run_job(job_of(d, c, false)); }, crash_at_point(p, k)), kCrashed);
+      resume_and_check(d, c, want, "large tiles, crash at point " + std::to_string(int(p)) + " #" + std::to_string(k));
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 // --- batches of several pairs (the CUDA engine's way) ------------------------------------
 
 // A minimal engine that sends `per_batch` pairs at a time to the writer.

@@ -126,6 +126,7 @@ RunReport CpuEngine::run_inplace(InplaceMatrix& m, InplaceWriter& writer, const 
   std::mutex io_mu;
   LockedMatrix locked(m, io_mu);
   InplaceMatrix& io = m.concurrent_io() ? m : static_cast<InplaceMatrix&>(locked);
+  writer.set_threads(plan.writer_threads);
   writer.begin(grid);
 
   // Pair k = tile A (rows i, cols j) and its mirror B. After the work stage

@@ -38,6 +38,7 @@ RunReport run_in_place(PinnedPool& pool, InplaceMatrix& matrix, InplaceWriter& w
   const std::uint64_t first = plan.first_pair;
   const std::size_t tile = std::size_t(plan.tile_buffer_bytes());
 
+  w.set_threads(plan.writer_threads);
   w.begin(grid);
   std::uint64_t moved_before = 0;  // bytes of the pairs done before a resume
   for (std::uint64_t i = 0; i < first; ++i) {

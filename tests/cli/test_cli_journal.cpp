@@ -23,7 +23,7 @@ using cli::why;
 
 namespace {
 
-// 2000x2000 f32 (16 MB) under --host-mem 1M: 192-sided tiles, 66 pairs, each
+// 2000x2000 f32 (16 MB) under --host-mem 1M: 128-sided tiles, 136 pairs, each
 // with its own journal batch and syncs, so a run lasts long enough to be
 // killed anywhere in it.
 const std::string kShape = "2000x2000";
@@ -190,7 +190,7 @@ TEST(Journal, RefusalsSayWhatToDo) {
   Result c = gtranspose(chunked);
   ASSERT_EQ(c.exit_code, 0) << why(c);
   EXPECT_NE(c.out.find("resumed from the journal"), std::string::npos) << why(c);
-  EXPECT_NE(c.out.find("tiles of 192x192"), std::string::npos) << why(c);
+  EXPECT_NE(c.out.find("tiles of 128x128"), std::string::npos) << why(c);
   EXPECT_TRUE(holds_pattern(f, true));
   EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
 
@@ -201,7 +201,7 @@ TEST(Journal, RefusalsSayWhatToDo) {
   big.insert(big.end(), kRaw.begin(), kRaw.end());
   ASSERT_TRUE(kill_once_journaled(big, journal)) << "the run ended before its journal was seen";
   std::vector<std::string> small = inplace_args(f, "cpu", true);
-  expect_error(gtranspose(small), 2, "1536x1536 tiles, which need --host-mem 63M");
+  expect_error(gtranspose(small), 2, "1344x1344 tiles, which need --host-mem 49M");
   EXPECT_TRUE(exists(journal));
   big.push_back("--resume");
   Result b = gtranspose(big);

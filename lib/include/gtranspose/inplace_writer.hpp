@@ -34,8 +34,6 @@ class InplaceWriter {
   virtual std::uint64_t required_block() const { return 0; }
   // Pairs with an index below this are already done (a resumed run).
   virtual std::uint64_t first_pair() const { return 0; }
-  // Threads the writer may copy with (RunPlan::writer_threads), before begin().
-  virtual void set_threads(int threads) { (void)threads; }
   // Called once by the engine before any write, with the plan it follows.
   virtual void begin(const PairGrid& plan) = 0;
   // Writes a batch of consecutive pairs (indices ascending, continuing the
@@ -47,10 +45,12 @@ class InplaceWriter {
   // True when batches must come in pair order from one thread (a journal);
   // false lets an engine write pairs from several threads as they finish.
   virtual bool ordered() const { return true; }
-  // True when the writer reads a batch's new_b buffers until the next
-  // write_batch() or finish() returns (the journal writes a batch's tiles b
-  // one batch later): the engine keeps those buffers until then.
-  virtual bool keeps_previous_batch() const { return false; }
+  // How many more write_batch() calls a batch's buffers must outlive: the
+  // writer reads a batch's new_a and new_b until that many later calls (or
+  // finish()) have returned, and the engine keeps them until then. The
+  // journal writes a batch's tiles a one call later and its tiles b two
+  // calls later, while the next batches' journal data goes to its own file.
+  virtual int batches_kept() const { return 0; }
   // True when the writer wants PairWrite::a_sum: a checksum of tile a as
   // read, which an engine computes on its reader threads with source_sum()
   // (h x w elements, row-major, contiguous).
@@ -66,8 +66,9 @@ class InplaceWriter {
   virtual std::uint64_t matrix_flushes() const { return 0; }
   // The writer's own stages for the report, inside the engine's "write"
   // stage: "journal" (its data and headers written), "journal sync",
-  // "matrix flush" (on a thread of its own, overlapped) and "flush wait"
-  // (what of the flushes the writer waited for).
+  // "matrix writes" (with their flushes, on a thread of their own while the
+  // journal data is written), "matrix flush", and "overlap wait" (what of
+  // the matrix side the journal side waited for).
   virtual std::vector<StageStat> stage_stats() const { return {}; }
 };
 

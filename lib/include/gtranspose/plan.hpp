@@ -73,23 +73,19 @@ constexpr int kMemoryThreads = 8;
 // f32 (PERF.md runs 35-36): 64 MiB tiles, 4 lanes, batches of up to 5 pairs
 // took 22.4 s; 256 MiB tiles, 2 lanes, one pair a batch 19.1 s.
 constexpr int kJournaledLanes = 2;
-// Threads the journal copies a batch with (its data into the journal, its
-// tiles into the matrix): one thread copies 5-8 GB/s into a page cache, which
-// is what bounded journaled runs on tmpfs (5.9 s against 4.1 s out of place
-// for 8 GiB, PERF.md); four share that work. Not yet measured on the GPU
-// machine: scripts/bench-files.sh inplace reports it.
-constexpr int kJournalThreads = 4;
 constexpr int kJournaledReaders = 2;
-constexpr int kJournaledSlots = 4;
+// The journal keeps two batches (InplaceWriter::batches_kept): six slots
+// leave four for pairs being read, on the GPU, and being written.
+constexpr int kJournaledSlots = 6;
 // Tile buffers the CPU engine holds: out of place 2 slots of (input tile,
 // output tile); in place 2 slots of (tile, mirror tile) plus one scratch tile
 // for edge pairs, whose tiles are not square and cannot be transposed in
-// their own buffer; 3 slots through a journal, which keeps the slot of the
-// pair before until the next is written (so reading still overlaps writing).
-// Each tile gets an equal share of the engine's budget.
+// their own buffer; 4 slots through a journal, which keeps the slots of the
+// two pairs before until the next is written (so reading still overlaps
+// writing). Each tile gets an equal share of the engine's budget.
 constexpr unsigned kCpuOutOfPlaceBuffers = 4;
 constexpr unsigned kCpuInplaceBuffers = 5;
-constexpr unsigned kCpuJournaledBuffers = 7;
+constexpr unsigned kCpuJournaledBuffers = 9;
 
 // --- what the planner is told ---------------------------------------------------
 
@@ -122,7 +118,7 @@ struct PlanRequest {
   std::string reserved_what;        // what holds them, for messages
   SideTraits in, out;               // in place: `in` is the matrix, `out` unused
   bool ordered_writes = false;      // in place: pairs go to the writer in order from one thread (a journal)
-  bool keeps_batch = false;         // in place: the writer reads a batch's buffers until the next batch is written
+  int kept_batches = 0;             // in place: InplaceWriter::batches_kept()
   std::uint64_t resumed_block = 0;  // in place: the interrupted run's tile side (0: a fresh run)
   std::uint64_t first_pair = 0;     // in place: pairs already done
   // The caller's options (0: the defaults above).
@@ -164,7 +160,6 @@ struct RunPlan {
   bool direct_in = false, direct_out = false;  // CUDA: DMA straight from / to pinned user memory
   bool scratch = false;             // CPU in place: a scratch tile for edge pairs
   std::size_t max_batch = 1;        // in place: pairs per InplaceWriter::write_batch
-  int writer_threads = 1;           // in place: threads the writer copies with (InplaceWriter::set_threads)
   int requested_lanes = 0;          // CUDA: the lanes before any shrinking
 
   std::uint64_t host_bytes = 0;     // tile and staging buffers the engine allocates

@@ -37,6 +37,9 @@ namespace {
 // The writer's own scratch (diagonal tiles' gathering, a tile a's checksum
 // where the engine gave none).
 constexpr std::uint64_t kWriterScratchBytes = std::uint64_t(4) << 20;
+// Below this many bytes of journal data a batch's two sides run one after
+// the other on the calling thread (a thread costs more than it saves).
+constexpr std::uint64_t kOverlapBytes = std::uint64_t(4) << 20;
 
 std::string exists_message(const std::string& matrix, const std::string& journal) {
   return matrix + " has a journal from an interrupted in-place run (" + journal +
@@ -59,10 +62,6 @@ Journal::Journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mo
     check_fresh();
   else
     resume(m);
-}
-
-Journal::~Journal() {
-  if (flusher_.joinable()) flusher_.join();
 }
 
 void Journal::check_fresh() {
@@ -135,45 +134,76 @@ void Journal::write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch)
     check_pair(batch[i], next_ + i);
     bytes += journal_bytes_of(batch[i].pair, es);
   }
-
-  // Step 1: the batch's journal data, clear of what the durable header may
-  // still need, while the previous batch's matrix flush runs.
   BatchRecord rec{};
   rec.first = batch.front().index;
   rec.count = batch.size();
   rec.offset = place(bytes);
   rec.bytes = bytes;
-  std::vector<std::uint64_t> a_sums;
-  a_sums.reserve(batch.size());
-  timed([&] { rec.data_sum = put_batch_data(batch, rec.offset); });
-  for (const PairWrite& w : batch) a_sums.push_back(w.has_a_sum ? w.a_sum : a_sum_from_new_b(w, es, scratch_));
-  rec.a_sum = sum_of_sums(a_sums);
-  bytes_ += bytes;
-  hit(Point::data_written);
 
-  // The previous batch's tiles a are durable once its flush is done: the
-  // header can say so, and describe this batch.
-  wait_flush();
+  // Two files at once: this batch's journal data (clear of what the durable
+  // header describes) on this thread, and on another the matrix writes that
+  // header allows (the batch before last's tiles b, the last batch's tiles
+  // a), flushed. The header describing this batch follows both.
+  overlap(m, bytes, [&] {
+    timed([&] { rec.data_sum = put_batch_data(batch, rec.offset); });
+    std::vector<std::uint64_t> a_sums;
+    a_sums.reserve(batch.size());
+    for (const PairWrite& w : batch) a_sums.push_back(w.has_a_sum ? w.a_sum : a_sum_from_new_b(w, es, scratch_));
+    rec.a_sum = sum_of_sums(a_sums);
+    hit(Point::data_written);
+  });
+  bytes_ += bytes;
+
   Header h = h_;
   h.p.phase = kHasCur;
   h.prev = {};
-  if (!kept_.empty()) {
+  if (!cur_.empty()) {
     h.p.phase |= kHasPrev;
     h.prev = h_.cur;
   }
   h.cur = rec;
-  h.done = kept_.empty() ? rec.first : h.prev.first;
+  h.done = cur_.empty() ? rec.first : h.prev.first;
   put_header(h);
   hit(Point::saved_written);
   sync_journal(Barrier::journal_synced);
   hit(Point::saved_synced);
-
-  // Step 2: the previous batch's tiles b (its header now says its tiles a
-  // are durable) and this batch's tiles a (its data is durable), one flush.
-  write_parts(m, kept_, batch);
-  kept_ = batch;
+  prev_ = std::move(cur_);
+  cur_ = batch;
   next_ += batch.size();
-  start_flush(m);
+}
+
+void Journal::overlap(InplaceMatrix& m, std::uint64_t bytes, const std::function<void()>& journal_side) {
+  const auto matrix_side = [&] {
+    if (prev_.empty() && cur_.empty()) return;
+    timed(matrix_secs_, [&] {
+      write_parts(m, prev_, cur_);
+      flush_now(m, Barrier::matrix_flushed);
+    });
+    hit(Point::matrix_flushed);
+  };
+  // Small batches (the tests' tiny tiles) one after the other, so that the
+  // protocol's points come in one order.
+  if (bytes < kOverlapBytes || (prev_.empty() && cur_.empty())) {
+    journal_side();
+    matrix_side();
+    return;
+  }
+  std::exception_ptr error;
+  std::thread other([&] {
+    try {
+      matrix_side();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  try {
+    journal_side();
+  } catch (...) {
+    other.join();
+    throw;
+  }
+  timed(wait_secs_, [&] { other.join(); });
+  if (error) std::rethrow_exception(error);
 }
 
 void Journal::finish(InplaceMatrix& m) {
@@ -182,10 +212,11 @@ void Journal::finish(InplaceMatrix& m) {
     throw Error(ErrorKind::internal, "in-place run ended after " + std::to_string(next_) + " of " +
                                          std::to_string(plan_->count()) + " tile pairs; its journal " + path_ +
                                          " is kept for {resume}");
-  wait_flush();
-  if (!kept_.empty()) {
-    // The last batch's tiles b, as every other batch's went: after a header
-    // that says its tiles a are durable.
+  if (!cur_.empty()) {
+    // What the last header allows, flushed; then the last batch's tiles b,
+    // as every other batch's went: after a header that says its tiles a
+    // are durable.
+    overlap(m, 0, [] {});
     Header h = h_;
     h.p.phase = kHasPrev;
     h.prev = h_.cur;
@@ -193,9 +224,12 @@ void Journal::finish(InplaceMatrix& m) {
     h.done = h.prev.first;
     put_header(h);
     sync_journal(Barrier::final_synced);
-    write_parts(m, kept_, {});
-    kept_.clear();
-    timed(flush_secs_, [&] { flush_now(m, Barrier::final_flushed); });
+    timed(matrix_secs_, [&] {
+      write_parts(m, cur_, {});
+      flush_now(m, Barrier::final_flushed);
+    });
+    prev_.clear();
+    cur_.clear();
   }
   hit(Point::finish_flushed);
   fd_.reset();
@@ -225,29 +259,9 @@ void Journal::sync_journal(Barrier b) {
 
 void Journal::flush_now(InplaceMatrix& m, Barrier b) {
   barrier(b, [&] {
-    m.flush();
+    timed(flush_secs_, [&] { m.flush(); });
     ++flushes_;
   });
-}
-
-void Journal::start_flush(InplaceMatrix& m) {
-  flush_error_ = nullptr;
-  // A matrix flush waits for the disk; the next batch's journal data is
-  // written meanwhile (its region is clear of what this flush protects).
-  flusher_ = std::thread([this, &m] {
-    try {
-      timed(flush_secs_, [&] { flush_now(m, Barrier::matrix_flushed); });
-    } catch (...) {
-      flush_error_ = std::current_exception();
-    }
-  });
-}
-
-void Journal::wait_flush() {
-  if (!flusher_.joinable()) return;
-  timed(wait_secs_, [&] { flusher_.join(); });
-  if (flush_error_) std::rethrow_exception(std::exchange(flush_error_, nullptr));
-  hit(Point::matrix_flushed);
 }
 
 Header Journal::identity(const InplaceMatrix& m) const {

@@ -189,24 +189,23 @@ class Journal final : public InplaceWriter {
  public:
   Journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mode, std::uint64_t host_mem);
   // Never removes the journal: only finish() does, once the matrix is complete.
-  ~Journal() override;
+  ~Journal() override = default;
 
   std::uint64_t required_block() const override { return resumed_ ? h_.p.block : 0; }
   std::uint64_t first_pair() const override { return start_; }
   std::uint64_t journal_bytes() const override { return bytes_; }
   std::vector<StageStat> stage_stats() const override {
-    return {{"journal", secs_, bytes_}, {"journal sync", sync_secs_, 0}, {"matrix flush", flush_secs_, 0},
-            {"flush wait", wait_secs_, 0}};
+    return {{"journal", secs_, bytes_}, {"journal sync", sync_secs_, 0}, {"matrix writes", matrix_secs_, 0},
+            {"matrix flush", flush_secs_, 0}, {"overlap wait", wait_secs_, 0}};
   }
   std::uint64_t journal_syncs() const override { return syncs_; }
   std::uint64_t matrix_flushes() const override { return flushes_; }
-  bool keeps_previous_batch() const override { return true; }
+  int batches_kept() const override { return 2; }
   bool wants_source_sums() const override { return true; }
   std::uint64_t source_sum(const void* tile, std::uint64_t bytes) const override {
     return journal_detail::hash_bytes(tile, std::size_t(bytes));
   }
 
-  void set_threads(int threads) override { threads_ = threads; }
   void begin(const PairGrid& plan) override;
   void write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch) override;
   void finish(InplaceMatrix& m) override;
@@ -235,15 +234,13 @@ class Journal final : public InplaceWriter {
   // Writes header h as the next one (its sequence number follows the last).
   void put_header(Header& h);
   void sync_journal(Barrier b);
-  // The matrix flush of a batch, on its own thread; wait_flush() joins it.
-  void start_flush(InplaceMatrix& m);
-  void wait_flush();
   void flush_now(InplaceMatrix& m, Barrier b);
-  // journal_batch.cpp: fn(0) .. fn(n-1) on up to threads_ threads (on this
-  // one where `bytes` is small); a batch's journal data written at offset,
-  // returning its checksum; tiles b of one batch and tiles a of another
-  // written to the matrix.
-  void parallel(std::size_t n, std::uint64_t bytes, const std::function<void(std::size_t)>& fn);
+  // Runs journal_side on this thread while another writes what the durable
+  // header allows to the matrix (prev_'s tiles b, cur_'s tiles a) and
+  // flushes it; one after the other for small batches.
+  void overlap(InplaceMatrix& m, std::uint64_t bytes, const std::function<void()>& journal_side);
+  // journal_batch.cpp: a batch's journal data written at offset, returning
+  // its checksum; tiles b of one batch and tiles a of another written to the matrix.
   std::uint64_t put_batch_data(const std::vector<PairWrite>& batch, std::uint64_t offset);
   void write_parts(InplaceMatrix& m, const std::vector<PairWrite>& b_of, const std::vector<PairWrite>& a_of);
 
@@ -277,14 +274,14 @@ class Journal final : public InplaceWriter {
   bool resumed_ = false, begun_ = false, finished_ = false, marked_ = false;
   std::uint64_t start_ = 0;  // where a resumed run goes on
   std::uint64_t next_ = 0;   // the next pair to write
-  std::vector<PairWrite> kept_;  // the previous batch: its tiles b go to the matrix with the next batch
+  // The batches the durable header describes, as the engine handed them
+  // over (it keeps their buffers: batches_kept()): cur_ (saved: its tiles a
+  // go to the matrix next) and prev_ (its tiles a durable: its tiles b next).
+  std::vector<PairWrite> cur_, prev_;
   std::vector<std::vector<unsigned char>> gathered_;  // diagonal tiles' journal parts, gathered
-  int threads_ = 1;
   Scratch scratch_;
-  std::thread flusher_;
-  std::exception_ptr flush_error_;
   std::uint64_t bytes_ = 0, syncs_ = 0, flushes_ = 0;
-  double secs_ = 0, sync_secs_ = 0, flush_secs_ = 0, wait_secs_ = 0;
+  double secs_ = 0, sync_secs_ = 0, matrix_secs_ = 0, flush_secs_ = 0, wait_secs_ = 0;
 };
 
 }  // namespace gt::journal_impl

@@ -76,7 +76,7 @@ PlanRequest plan_request(const InplaceMatrix& m, const InplaceWriter& writer, co
   r.reserved_what = m.describe();
   r.in = traits_of(m.concurrent_io(), m.host_view());
   r.ordered_writes = writer.ordered();
-  r.keeps_batch = writer.keeps_previous_batch();
+  r.kept_batches = writer.batches_kept();
   r.resumed_block = writer.required_block();
   r.first_pair = writer.first_pair();
   copy_options(r, opts);

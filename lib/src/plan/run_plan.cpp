@@ -108,7 +108,6 @@ PairGrid pair_grid(const PlanRequest& req, std::uint64_t tile_bytes) {
 
 void set_pairs(RunPlan& p, const PlanRequest& req, PairGrid g) {
   p.first_pair = std::min(req.first_pair, g.count());
-  p.writer_threads = req.ordered_writes ? kJournalThreads : 1;
   p.tile = {g.block(), g.block()};
   p.tiles = g.count();
   p.pairs = g;
@@ -132,10 +131,12 @@ RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& 
     p.host_bytes = std::uint64_t(p.slots) * p.slot_bytes;
     return p;
   }
-  p.tile_bytes = share_of(b.engine, req.keeps_batch ? kCpuJournaledBuffers : kCpuInplaceBuffers, req.tile_elems);
+  p.tile_bytes = share_of(b.engine, req.kept_batches ? kCpuJournaledBuffers : kCpuInplaceBuffers, req.tile_elems);
   set_pairs(p, req, pair_grid(req, p.tile_bytes));
   const std::uint64_t n = req.info.shape.rows, blk = p.pairs->block();
-  p.slots = req.keeps_batch ? int(std::min<std::uint64_t>(3, std::max<std::uint64_t>(2, p.tiles))) : p.tiles > 1 ? 2 : 1;
+  // Kept batches hold their slots: one more to store into, one to read into.
+  p.slots = req.kept_batches ? int(std::min<std::uint64_t>(p.tiles, std::uint64_t(req.kept_batches) + 2))
+                             : p.tiles > 1 ? 2 : 1;
   p.slot_bytes = 2 * p.tile_buffer_bytes();
   p.scratch = n % blk != 0 && p.pairs->tiles_per_side() > 1;
   p.host_bytes = std::uint64_t(p.slots) * p.slot_bytes + (p.scratch ? p.tile_buffer_bytes() : 0);
@@ -223,8 +224,8 @@ RunPlan plan_cuda_in(const PlanRequest& req, const EngineCaps& caps, const Budge
     const std::uint64_t fixed = req.resumed_block * req.resumed_block * es;
     p.tile_bytes = fixed;
     require_resumed_fit(req, 3 * fixed, b.device, "device_mem");
-    // A writer that keeps a batch needs a second slot to read the next pair into.
-    if (!direct) require_resumed_fit(req, (req.keeps_batch ? 4 : 2) * fixed, b.engine, "host_mem");
+    // A writer that keeps batches needs a slot more to read the next pair into.
+    if (!direct) require_resumed_fit(req, 2 * (std::uint64_t(req.kept_batches) + 1) * fixed, b.engine, "host_mem");
     if (!lanes) p.lanes = int(std::max<std::uint64_t>(1, std::min<std::uint64_t>(p.lanes, b.device / (3 * fixed))));
   }
   set_pairs(p, req, pair_grid(req, p.tile_bytes));
@@ -234,7 +235,7 @@ RunPlan plan_cuda_in(const PlanRequest& req, const EngineCaps& caps, const Budge
   const std::uint64_t tile = p.tile_buffer_bytes();
   // One slot when the budget holds only one pair (a resumed run's fixed
   // tiles): slower, never over the host budget.
-  const std::uint64_t least = req.keeps_batch ? 2 : 1;
+  const std::uint64_t least = std::uint64_t(req.kept_batches) + 1;
   p.slots = int(std::min<std::uint64_t>(
       std::max<std::uint64_t>(1, p.tiles - p.first_pair),
       direct ? 2 * p.lanes : std::clamp<std::uint64_t>(b.engine / (2 * tile), least, std::uint64_t(std::max<int>(want_slots, int(least))))));

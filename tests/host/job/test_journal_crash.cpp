@@ -10,6 +10,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <deque>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -188,9 +189,9 @@ void batched_engine(InplaceMatrix& m, InplaceWriter& w, std::uint64_t host_mem, 
                                               : PairGrid(n, es, host_mem / 4);
   w.begin(plan);
   const std::uint64_t b = plan.block();
-  // The journal writes a batch's tiles b with the next batch: its buffers
-  // live until then.
-  std::vector<Bytes> kept_a, kept_b;
+  // The writer reads a batch's buffers until batches_kept() more batches
+  // are written: they live until then.
+  std::deque<std::vector<Bytes>> kept;
   for (std::uint64_t k = w.first_pair(); k < plan.count(); k += per_batch) {
     const std::uint64_t count = std::min(per_batch, plan.count() - k);
     std::vector<Bytes> in_a(count), in_b(count), out_a(count), out_b(count);
@@ -211,8 +212,9 @@ void batched_engine(InplaceMatrix& m, InplaceWriter& w, std::uint64_t host_mem, 
       }
     }
     w.write_batch(m, batch);
-    kept_a = std::move(out_a);
-    kept_b = std::move(out_b);
+    kept.push_back(std::move(out_a));
+    kept.push_back(std::move(out_b));
+    while (kept.size() > 2 * std::size_t(w.batches_kept())) kept.pop_front();
   }
   w.finish(m);
 }

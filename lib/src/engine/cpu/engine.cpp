@@ -126,7 +126,6 @@ RunReport CpuEngine::run_inplace(InplaceMatrix& m, InplaceWriter& writer, const 
   std::mutex io_mu;
   LockedMatrix locked(m, io_mu);
   InplaceMatrix& io = m.concurrent_io() ? m : static_cast<InplaceMatrix&>(locked);
-  writer.set_threads(plan.writer_threads);
   writer.begin(grid);
 
   // Pair k = tile A (rows i, cols j) and its mirror B. After the work stage
@@ -178,7 +177,7 @@ RunReport CpuEngine::run_inplace(InplaceMatrix& m, InplaceWriter& writer, const 
         done += moved;
         if (opts.progress) opts.progress(done, total);
       },
-      [&] { check_cancel(opts); }, writer.keeps_previous_batch());
+      [&] { check_cancel(opts); }, writer.batches_kept());
   clock.timed(t_write, [&] { writer.finish(io); });
 
   set_stage(r, "read", t_read, read_bytes);

@@ -1,5 +1,6 @@
 #include "engine/cpu/pipeline.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace gt::cpu {
@@ -28,25 +29,26 @@ void Pipeline::Shared::fail(std::exception_ptr e) {
 }
 
 void Pipeline::run(std::uint64_t items, int slots, const Stage& load, const Stage& work, const Stage& store,
-                   const Check& before_work, bool keep_stored) {
+                   const Check& before_work, int keep) {
   if (items == 0) return;
   if (slots < 1) slots = 1;
-  if (keep_stored && slots < 2) throw std::logic_error("Pipeline: keeping a stored item needs two slots or more");
+  if (keep > 0 && std::uint64_t(slots) < std::min<std::uint64_t>(items, std::uint64_t(keep) + 1))
+    throw std::logic_error("Pipeline: keeping stored items needs a slot more than it keeps");
   Shared sh;
   sh.state.assign(slots, SlotState::free);
 
   auto stage_loop = [&](const Stage& fn, SlotState from, SlotState to) {
-    const bool keep = keep_stored && &fn == &store;
+    const std::uint64_t kept = &fn == &store ? std::uint64_t(std::max(0, keep)) : 0;
     try {
       for (std::uint64_t k = 0; k < items; ++k) {
         const int s = int(k % slots);
         if (!sh.wait_for(s, from)) return;
         fn(k, s);
-        if (!keep) {
+        if (kept == 0) {
           sh.set(s, to);
         } else {
-          sh.set(s, SlotState::kept);  // freed once the next item's store returns
-          if (k > 0) sh.set(int((k - 1) % slots), to);
+          sh.set(s, SlotState::kept);  // freed once the store `kept` items later returns
+          if (k >= kept) sh.set(int((k - kept) % slots), to);
         }
       }
     } catch (...) {

@@ -6,9 +6,10 @@
 // The first exception from any stage stops every stage; the threads are
 // joined and the exception is rethrown to the caller.
 //
-// With `keep_stored`, an item's slot stays taken until the next item's
-// store returns (an in-place journal writes a batch's second half with the
-// next batch): give it three slots or more to keep loading while storing.
+// With `keep` > 0, an item's slot stays taken until the store of the item
+// `keep` places later returns (an in-place journal writes a batch's tiles
+// with the next two batches): give it keep + 2 slots or more to keep loading
+// while storing.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -28,7 +29,7 @@ class Pipeline {
   using Check = std::function<void()>;
 
   static void run(std::uint64_t items, int slots, const Stage& load, const Stage& work, const Stage& store,
-                  const Check& before_work, bool keep_stored = false);
+                  const Check& before_work, int keep = 0);
 
  private:
   enum class SlotState { free, loaded, worked, kept };

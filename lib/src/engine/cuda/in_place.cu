@@ -7,6 +7,7 @@
 // tiles of a pair go to and from the device by 2-D DMA straight from it.
 #include <cuda_runtime_api.h>
 
+#include <deque>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -38,7 +39,6 @@ RunReport run_in_place(PinnedPool& pool, InplaceMatrix& matrix, InplaceWriter& w
   const std::uint64_t first = plan.first_pair;
   const std::size_t tile = std::size_t(plan.tile_buffer_bytes());
 
-  w.set_threads(plan.writer_threads);
   w.begin(grid);
   std::uint64_t moved_before = 0;  // bytes of the pairs done before a resume
   for (std::uint64_t i = 0; i < first; ++i) {
@@ -105,13 +105,14 @@ RunReport run_in_place(PinnedPool& pool, InplaceMatrix& matrix, InplaceWriter& w
   // With one writer thread, pairs go to the InplaceWriter in order, in
   // batches of up to plan.max_batch consecutive pairs already back from the
   // GPU (batching peeks at the next item: one writer thread only). A writer
-  // that keeps a batch (the journal) reads its slots until the next batch
-  // is written: they go back to the ring one batch late.
-  const bool keep = w.keeps_previous_batch();
+  // that keeps batches (the journal) reads their slots until that many more
+  // batches are written: they go back to the ring that much later.
+  const std::size_t keep = std::size_t(std::max(0, w.batches_kept()));
   auto writer = [&] {
     int si;
     std::uint64_t item;
-    std::vector<std::pair<std::uint64_t, int>> batch, kept;
+    std::vector<std::pair<std::uint64_t, int>> batch;
+    std::deque<std::vector<std::pair<std::uint64_t, int>>> kept;
     std::vector<PairWrite> writes;
     while (s.ring.next(item, si)) {
       batch.assign(1, {item, si});
@@ -142,8 +143,11 @@ RunReport run_in_place(PinnedPool& pool, InplaceMatrix& matrix, InplaceWriter& w
         writes.push_back(pw);
       }
       if (!direct) s.clock.timed(s.write, [&] { w.write_batch(m, writes); });
-      for (const auto& bi : keep ? kept : batch) s.ring.release(bi.second);
-      if (keep) kept = batch;
+      kept.push_back(batch);
+      while (kept.size() > keep) {
+        for (const auto& bi : kept.front()) s.ring.release(bi.second);
+        kept.pop_front();
+      }
       {
         std::lock_guard<std::mutex> lk(progress_mu);  // one call at a time, in order
         std::uint64_t done;

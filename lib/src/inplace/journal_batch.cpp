@@ -1,9 +1,7 @@
-// A batch's copies: its journal data (gathered where a diagonal tile's
-// triangle is not contiguous, written and checksummed in chunks) and its
-// tiles' writes to the matrix. Journal.overlap() runs the two at once: they
+// A batch's copies: its journal data (written and checksummed in chunks of
+// its stream) and its tiles' writes to the matrix. Journal.overlap() runs the two at once: they
 // go to two files, whose writes do not wait for each other.
 #include <algorithm>
-#include <cstring>
 
 #include "inplace/journal_internal.hpp"
 
@@ -17,47 +15,27 @@ const unsigned char* bytes_of(const void* p) { return static_cast<const unsigned
 
 std::uint64_t Journal::put_batch_data(const std::vector<PairWrite>& batch, std::uint64_t offset) {
   const std::size_t es = id_.p.elem_size;
-  // The journal stream as pieces of contiguous memory; a diagonal tile's
-  // lower triangle is gathered first (its rows are not contiguous in new_b).
-  struct Piece {
-    const unsigned char* src;
-    std::uint64_t at, len;  // place in the stream
+  ChunkedHash sum;
+  std::uint64_t at = offset;
+  const auto put = [&](const unsigned char* p, std::uint64_t n) {
+    fmt::pwrite_full(fd_.get(), p, n, at, path_);
+    sum.update(p, std::size_t(n));
+    at += n;
   };
-  std::vector<Piece> pieces;
-  gathered_.resize(batch.size());
-  std::uint64_t total = 0;
-  for (std::size_t k = 0; k < batch.size(); ++k) {
-    const PairWrite& w = batch[k];
-    const std::uint64_t n = journal_bytes_of(w.pair, es);
-    if (n == 0) continue;
+  for (const PairWrite& w : batch) {
     if (!w.pair.diagonal()) {
-      pieces.push_back({bytes_of(w.new_b), total, n});
-    } else {
-      const std::uint64_t side = w.pair.a.h;
-      gathered_[k].resize(std::size_t(n));
-      for (std::uint64_t i = 1, o = 0; i < side; o += i * es, ++i)
-        std::memcpy(gathered_[k].data() + o, bytes_of(w.new_b) + i * side * es, std::size_t(i * es));
-      pieces.push_back({gathered_[k].data(), total, n});
+      put(bytes_of(w.new_b), journal_bytes_of(w.pair, es));
+      continue;
     }
-    total += n;
-  }
-  // Chunks of the stream, each written and checksummed in turn.
-  const std::size_t chunks = std::size_t((total + kHashChunk - 1) / kHashChunk);
-  std::vector<std::uint64_t> sums(chunks);
-  for (std::size_t c = 0; c < chunks; ++c) {
-    const std::uint64_t lo = c * kHashChunk, hi = std::min(total, lo + kHashChunk);
-    StreamHash h;
-    for (const Piece& p : pieces) {
-      const std::uint64_t a = std::max(lo, p.at), b = std::min(hi, p.at + p.len);
-      if (a >= b) continue;
-      fmt::pwrite_full(fd_.get(), p.src + (a - p.at), b - a, offset + a, path_);
-      h.update(p.src + (a - p.at), std::size_t(b - a));
-    }
-    sums[c] = h.digest();
+    // A diagonal tile's lower triangle, row by row from new_b (gathering it
+    // first would touch a fresh buffer of half a tile: page faults cost more
+    // than the extra calls).
+    const std::uint64_t side = w.pair.a.h;
+    for (std::uint64_t i = 1; i < side; ++i) put(bytes_of(w.new_b) + i * side * es, i * es);
   }
   // The disk starts on it now: the sync then waits for the tail.
-  if (total) fmt::start_writeback(fd_.get(), offset, total, path_);
-  return sum_of_sums(sums);
+  if (at > offset) fmt::start_writeback(fd_.get(), offset, at - offset, path_);
+  return sum.digest();
 }
 
 void Journal::write_parts(InplaceMatrix& m, const std::vector<PairWrite>& b_of, const std::vector<PairWrite>& a_of) {

@@ -278,7 +278,6 @@ class Journal final : public InplaceWriter {
   // over (it keeps their buffers: batches_kept()): cur_ (saved: its tiles a
   // go to the matrix next) and prev_ (its tiles a durable: its tiles b next).
   std::vector<PairWrite> cur_, prev_;
-  std::vector<std::vector<unsigned char>> gathered_;  // diagonal tiles' journal parts, gathered
   Scratch scratch_;
   std::uint64_t bytes_ = 0, syncs_ = 0, flushes_ = 0;
   double secs_ = 0, sync_secs_ = 0, matrix_secs_ = 0, flush_secs_ = 0, wait_secs_ = 0;

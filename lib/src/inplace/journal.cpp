@@ -139,6 +139,7 @@ void Journal::write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch)
   rec.count = batch.size();
   rec.offset = place(bytes);
   rec.bytes = bytes;
+  reserve(rec.offset + bytes);
 
   // Two files at once: this batch's journal data (clear of what the durable
   // header describes) on this thread, and on another the matrix writes that
@@ -170,6 +171,18 @@ void Journal::write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch)
   prev_ = std::move(cur_);
   cur_ = batch;
   next_ += batch.size();
+}
+
+void Journal::reserve(std::uint64_t end) {
+  // Blocks for a new region before its data: writes into allocated blocks
+  // change no metadata, so a sync of the matrix (a file system journal
+  // commit on ext4) does not wait for this file's data as well.
+  if (end <= reserved_) return;
+  if (::fallocate(fd_.get(), 0, off_t(reserved_), off_t(end - reserved_)) == 0 || errno == EOPNOTSUPP ||
+      errno == ENOSYS || errno == EINVAL)
+    reserved_ = end;
+  else
+    throw_errno(ErrorKind::io, "cannot reserve " + std::to_string(end - reserved_) + " bytes for the journal " + path_);
 }
 
 void Journal::overlap(InplaceMatrix& m, std::uint64_t bytes, const std::function<void()>& journal_side) {

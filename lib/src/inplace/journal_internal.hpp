@@ -235,6 +235,8 @@ class Journal final : public InplaceWriter {
   void put_header(Header& h);
   void sync_journal(Barrier b);
   void flush_now(InplaceMatrix& m, Barrier b);
+  // Allocates the journal's blocks up to `end` (where the file system can).
+  void reserve(std::uint64_t end);
   // Runs journal_side on this thread while another writes what the durable
   // header allows to the matrix (prev_'s tiles b, cur_'s tiles a) and
   // flushes it; one after the other for small batches.
@@ -280,6 +282,7 @@ class Journal final : public InplaceWriter {
   std::vector<PairWrite> cur_, prev_;
   Scratch scratch_;
   std::uint64_t bytes_ = 0, syncs_ = 0, flushes_ = 0;
+  std::uint64_t reserved_ = kDataOffset;  // blocks allocated below this
   double secs_ = 0, sync_secs_ = 0, matrix_secs_ = 0, flush_secs_ = 0, wait_secs_ = 0;
 };
 

@@ -50,6 +50,7 @@
 
 #include "gtranspose/inplace_writer.hpp"
 #include "gtranspose/matrix.hpp"
+#include "gtranspose/plan.hpp"
 
 namespace gt {
 
@@ -88,6 +89,48 @@ class FileLock {
 // that is not held (held() false) rather than refuse the run.
 [[nodiscard]] FileLock lock_file(const std::string& path, bool exclusive);
 
+// --- a rectangle's stages ----------------------------------------------------------
+//
+// An in-place run goes through stages (plan.hpp, InplaceShape): a square,
+// its one block of tile pairs; a tall rectangle (R = kC), its k blocks, the
+// segment permutation, the end; a wide one (C = kR), the permutation, its k
+// blocks, the end. The end rewrites a .npy header's shape: last, after the
+// data, so a file interrupted at any moment is still its journal's matrix.
+struct InplaceStage {
+  enum Kind { block, permute, end };
+  Kind kind = block;
+  std::uint64_t index = 0;  // block: which of the k
+};
+[[nodiscard]] std::vector<InplaceStage> inplace_stages(const InplaceShape& shape);
+// Block `index` of a rectangle's stages as a square matrix of its own (a
+// view of `whole`'s elements: before a wide matrix's permutation they are
+// not its rows).
+[[nodiscard]] std::unique_ptr<InplaceMatrix> block_view(InplaceMatrix& whole, const InplaceShape& shape,
+                                                        std::uint64_t index);
+
+// The writer of a run's stages: the engine writes each block's tile pairs
+// through it (InplaceWriter; its finish() ends the block's stage, and the
+// last stage's finish() ends the run), and it runs the stages no engine
+// does. The journal orders and syncs them all; the plain one (host memory)
+// only moves the elements.
+class InplaceStages : public InplaceWriter {
+ public:
+  // The matrix's shape as the run began (a resumed .npy may have its new shape already).
+  virtual Shape shape() const = 0;
+  // The stage the run goes on with (0 for a fresh run).
+  virtual std::uint64_t next_stage() const { return 0; }
+  // Before each stage, in order.
+  virtual void start_stage(std::uint64_t stage) = 0;
+  // The permutation stage, whole; `plan` from plan_permute().
+  virtual void permute(InplaceMatrix& whole, const PermutePlan& plan) = 0;
+  // The end stage of a rectangle: a .npy header's new shape, then the journal removed.
+  virtual void end(InplaceMatrix& whole) = 0;
+  // Bytes moved by the stages no engine ran (the permutation), for the report.
+  virtual std::uint64_t stage_bytes() const { return 0; }
+};
+// No journal: host memory, or a run that asked for no crash safety.
+[[nodiscard]] std::unique_ptr<InplaceStages> plain_inplace_stages(const Shape& shape);
+
 enum class ResumeMode {
   fresh,   // no journal may exist (gt::Error(input) naming it and {resume} if one does)
   resume,  // a journal must exist (gt::Error(usage) if none); recover, then go on
@@ -103,7 +146,7 @@ enum class ResumeMode {
 // recovery uses (0: 64 MiB); they are freed before this returns.
 // Throws gt::Error(input) for a journal that does not match the matrix or is
 // damaged beyond what the matrix can prove; the message says what is known.
-[[nodiscard]] std::unique_ptr<InplaceWriter> open_inplace_journal(InplaceMatrix& m, const std::string& matrix_path,
+[[nodiscard]] std::unique_ptr<InplaceStages> open_inplace_journal(InplaceMatrix& m, const std::string& matrix_path,
                                                                   ResumeMode mode, std::uint64_t host_mem = 0);
 
 }  // namespace gt

@@ -169,6 +169,45 @@ struct RunPlan {
   std::uint64_t tile_buffer_bytes() const { return tile.rows * tile.cols * info.elem_size; }
 };
 
+// --- in place: which shapes, and the stages of a rectangle ------------------------
+
+// How an R x C matrix is transposed in place. Square: tile pairs swapped
+// (PairGrid). A rectangle with R = kC (tall) or C = kR (wide): k square
+// blocks of side min(R, C), each transposed in place as a square, and a
+// permutation of segments of that side (whole rows of a tall matrix, k-ths
+// of a wide one's rows): a P x Q transpose whose elements are segments.
+// Tall runs the blocks first, wide the permutation first (the derivation is
+// at the top of inplace/permute.cpp).
+struct InplaceShape {
+  enum Kind { square, tall, wide };
+  Kind kind = square;
+  std::uint64_t side = 0;    // the square blocks' side
+  std::uint64_t blocks = 1;  // k
+  std::uint64_t P = 1, Q = 1;  // the segment matrix the permutation transposes
+};
+// Throws gt::Error(usage) for a shape in place cannot transpose, naming the
+// shapes it can; `what` names the matrix.
+[[nodiscard]] InplaceShape plan_inplace_shape(const Shape& s, const std::string& what);
+
+// The segment permutation of a rectangle's run: cycles of the P x Q
+// transpose cut into chains of at most chain_length moves, run `chains` at a
+// time (a group): the journal holds one segment per chain of the group
+// (what the chain's last move needs), and each step moves one segment of
+// every chain, with a flush and a journal sync between steps.
+struct PermutePlan {
+  std::uint64_t segment_bytes = 0;
+  std::uint64_t chains = 1;        // chains per group
+  std::uint64_t chain_length = 1;  // moves per chain at most
+  std::uint64_t buffer_bytes = 0;  // host memory for the moves of a step, in pieces
+};
+// The journal's share of a permutation: its saved segments, at most this
+// many bytes a group (fewer, larger groups take fewer steps: 2 syncs each).
+constexpr std::uint64_t kPermuteJournalBytes = std::uint64_t(256) << 20;
+// Host memory a step's moves go through, at most.
+constexpr std::uint64_t kPermuteBufferBytes = std::uint64_t(64) << 20;
+[[nodiscard]] PermutePlan plan_permute(const InplaceShape& shape, std::size_t elem_size, std::uint64_t host_mem,
+                                       std::uint64_t reserved);
+
 // The host memory a journal's recovery may use (recovery runs before the
 // run is planned): the host budget less what the formats hold.
 [[nodiscard]] std::uint64_t recovery_budget(std::uint64_t host_mem, std::uint64_t reserved);

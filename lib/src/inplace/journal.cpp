@@ -58,10 +58,21 @@ fmt::IoEvent unlinked(const std::string& name) {
 Journal::Journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mode, std::uint64_t host_mem)
     : matrix_(matrix_path), path_(journal_path(matrix_path)), host_mem_(host_mem) {
   id_ = identity(m);
+  shape_ = plan_inplace_shape({id_.p.n, id_.cols}, m.describe());
+  stages_ = inplace_stages(shape_);
   if (mode == ResumeMode::fresh)
     check_fresh();
   else
     resume(m);
+}
+
+void Journal::start_stage(std::uint64_t stage) {
+  if (stage >= stages_.size() || stage < next_stage_)
+    throw Error(ErrorKind::internal, "journal: stage " + std::to_string(stage) + " out of order");
+  stage_ = stage;
+  begun_ = false;
+  plan_.reset();
+  next_ = resuming() ? start_ : 0;
 }
 
 void Journal::check_fresh() {
@@ -83,15 +94,21 @@ void Journal::check_fresh() {
 
 void Journal::begin(const PairGrid& plan) {
   if (begun_) throw Error(ErrorKind::internal, "journal: begin() called twice");
-  if (plan.n() != id_.p.n)
-    throw Error(ErrorKind::internal, "journal: the plan is for n = " + std::to_string(plan.n()) + ", the matrix has " +
-                                         std::to_string(id_.p.n));
-  if (resumed_) {
+  if (stages_[stage_].kind != InplaceStage::block)
+    throw Error(ErrorKind::internal, "journal: stage " + std::to_string(stage_) + " has no tile pairs");
+  if (plan.n() != shape_.side)
+    throw Error(ErrorKind::internal, "journal: the plan is for n = " + std::to_string(plan.n()) + ", the blocks have " +
+                                         std::to_string(shape_.side));
+  if (resuming()) {
     if (plan.block() != h_.p.block || plan.count() != h_.p.pairs)
       throw Error(ErrorKind::internal, "a resumed in-place run must keep its journal's " + shape_text(h_.p.block) +
                                            " tiles; the engine planned " + shape_text(plan.block()));
+  } else if (!created_) {
+    create(plan.block(), plan.count());
   } else {
-    create(plan);
+    // A later block: its tiles, in the headers from its first batch on.
+    h_.p.block = plan.block();
+    h_.p.pairs = plan.count();
   }
   plan_.emplace(plan);
   scratch_.bytes = kWriterScratchBytes;
@@ -114,6 +131,7 @@ std::uint64_t Journal::place(std::uint64_t bytes) const {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> live;
   if (h_.p.phase & kHasPrev) live.emplace_back(h_.prev.offset, h_.prev.offset + h_.prev.bytes);
   if (h_.p.phase & kHasCur) live.emplace_back(h_.cur.offset, h_.cur.offset + h_.cur.bytes);
+  if (h_.p.phase & kPermute) live.emplace_back(h_.saved.offset, h_.saved.offset + h_.saved.bytes);
   std::vector<std::uint64_t> at{kDataOffset};
   for (const auto& r : live) at.push_back(r.second);
   std::sort(at.begin(), at.end());
@@ -157,6 +175,7 @@ void Journal::write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch)
 
   Header h = h_;
   h.p.phase = kHasCur;
+  h.stage = stage_;
   h.prev = {};
   if (!cur_.empty()) {
     h.p.phase |= kHasPrev;
@@ -245,6 +264,14 @@ void Journal::finish(InplaceMatrix& m) {
     cur_.clear();
   }
   hit(Point::finish_flushed);
+  begun_ = false;
+  next_stage_ = stage_ + 1;
+  // A square's one stage ends the run; a rectangle's next stage goes on
+  // from the header just written (its blocks' pairs all durable).
+  if (stages_.size() == 1) remove();
+}
+
+void Journal::remove() {
   fd_.reset();
   if (::unlink(path_.c_str()) != 0 && errno != ENOENT) throw_errno(ErrorKind::io, "cannot remove the journal " + path_);
   fmt::log_io(unlinked(path_));
@@ -285,6 +312,7 @@ Header Journal::identity(const InplaceMatrix& m) const {
   const Location& loc = m.location();
   h.p.format = std::uint32_t(loc.format);
   h.p.n = m.info().shape.rows;
+  h.cols = m.info().shape.cols;
   h.p.elem_size = m.info().elem_size;
   struct stat st {};
   if (::stat(matrix_.c_str(), &st) != 0) throw_errno(ErrorKind::input, "cannot stat " + matrix_);
@@ -333,12 +361,14 @@ bool Journal::create_unnamed(const std::string& exists) {
   return false;
 }
 
-void Journal::create(const PairGrid& plan) {
+void Journal::create(std::uint64_t block, std::uint64_t pairs) {
   Header h = id_;
   h.p.phase = 0;
-  h.p.block = plan.block();
-  h.p.pairs = plan.count();
+  h.p.block = block;
+  h.p.pairs = pairs;
+  h.stage = stage_;
   h_ = h;
+  created_ = true;
   // The mark first: a journal that exists is then found from every name of
   // the file (a hard link elsewhere, the file renamed). A mark whose journal
   // never came to be names nothing and is ignored.
@@ -395,7 +425,7 @@ void Journal::make_file() {
 
 std::string journal_path(const std::string& matrix_path) { return journal_impl::canonical_path(matrix_path) + ".gtjournal"; }
 
-std::unique_ptr<InplaceWriter> open_inplace_journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mode,
+std::unique_ptr<InplaceStages> open_inplace_journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mode,
                                                     std::uint64_t host_mem) {
   return std::make_unique<journal_impl::Journal>(m, matrix_path, mode, host_mem);
 }

@@ -71,6 +71,11 @@ enum class Barrier {
   removal_synced,   // finish(): the journal's removal durable before the run reports success
   recovery_flushed, // resume: the redone batches durable before the header says idle
   recovery_synced,  // resume: the idle header durable before the run goes on
+  saved_synced,     // each permutation group: its saved segments and header durable before its first step
+  step_flushed,     // each permutation step: its moves durable before the header says the next step
+  step_synced,      // each permutation step: the header that says so durable before the next step's moves
+  end_marked,       // a rectangle's end: the journal says the data is complete before a .npy header changes
+  end_synced,       // a rectangle's end: the .npy header's new shape durable before the journal goes
   count
 };
 const char* barrier_name(Barrier b);

@@ -40,7 +40,8 @@ std::string dataset_text(const Header& h) {
 std::string mismatch(const Header& jh, const Header& nowh) {
   const HeaderPrefix& j = jh.p;
   const HeaderPrefix& now = nowh.p;
-  if (j.n != now.n) return "a " + shape_text(j.n) + " matrix, not " + shape_text(now.n);
+  if (j.n != now.n || jh.cols != nowh.cols)
+    return "a " + to_string(Shape{j.n, jh.cols}) + " matrix, not " + to_string(Shape{now.n, nowh.cols});
   if (j.elem_size != now.elem_size)
     return std::to_string(j.elem_size) + "-byte elements, not " + std::to_string(now.elem_size) + "-byte";
   if (j.format != now.format)

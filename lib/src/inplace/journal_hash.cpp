@@ -101,6 +101,11 @@ const char* barrier_name(Barrier b) {
     case Barrier::removal_synced: return "the folder synced after the journal is removed";
     case Barrier::recovery_flushed: return "recovery's matrix writes flushed";
     case Barrier::recovery_synced: return "recovery's headers synced";
+    case Barrier::saved_synced: return "a permutation group's saved rows synced";
+    case Barrier::step_flushed: return "each permutation step's moves flushed";
+    case Barrier::step_synced: return "each permutation step's header synced";
+    case Barrier::end_marked: return "the journal's end header synced before a .npy header changes";
+    case Barrier::end_synced: return "a .npy header's new shape synced";
     case Barrier::count: break;
   }
   return "none";

@@ -78,13 +78,20 @@ struct BatchRecord {
 
 constexpr std::uint32_t kHasPrev = 1;  // prev: its tiles a durable, its tiles b written from the journal
 constexpr std::uint32_t kHasCur = 2;   // cur: its journal data durable, its tiles b still original
+constexpr std::uint32_t kPermute = 4;  // a permutation group in flight: its saved segments durable
 
 struct Header {
   HeaderPrefix p;
   std::uint64_t dataset_hash, dataset_len;
   char dataset[kNameBytes];  // the HDF5 dataset (its start, for messages), "" otherwise
-  std::uint64_t done;        // pairs below this are complete and durable
+  std::uint64_t done;        // pairs below this are complete and durable (of the stage's block)
   BatchRecord prev, cur;
+  // A rectangle's stages (journal.hpp, InplaceStage); a square has one.
+  std::uint64_t cols;        // the matrix's columns (p.n its rows); block and pairs are the blocks'
+  std::uint64_t stage;       // the inplace_stages() index this header is about
+  std::uint64_t group, step; // permutation: the group in flight, and its next step (those below are durable)
+  std::uint64_t chains, chain_length;  // permutation: the plan its groups were cut with
+  BatchRecord saved;         // permutation: the group's saved segments (count: its chains)
   std::uint64_t header_sum;  // over every byte above
 };
 static_assert(std::is_trivially_copyable<Header>::value && std::is_standard_layout<Header>::value,
@@ -185,14 +192,14 @@ std::uint64_t hash_tile_a(InplaceMatrix& m, const TilePair& p, std::size_t es, S
 
 // --- the journaled writer -----------------------------------------------------
 
-class Journal final : public InplaceWriter {
+class Journal final : public InplaceStages {
  public:
   Journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mode, std::uint64_t host_mem);
   // Never removes the journal: only finish() does, once the matrix is complete.
   ~Journal() override = default;
 
-  std::uint64_t required_block() const override { return resumed_ ? h_.p.block : 0; }
-  std::uint64_t first_pair() const override { return start_; }
+  std::uint64_t required_block() const override { return resuming() ? h_.p.block : 0; }
+  std::uint64_t first_pair() const override { return resuming() ? start_ : 0; }
   std::uint64_t journal_bytes() const override { return bytes_; }
   std::vector<StageStat> stage_stats() const override {
     return {{"journal", secs_, bytes_}, {"journal sync", sync_secs_, 0}, {"matrix writes", matrix_secs_, 0},
@@ -209,6 +216,14 @@ class Journal final : public InplaceWriter {
   void begin(const PairGrid& plan) override;
   void write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch) override;
   void finish(InplaceMatrix& m) override;
+
+  // A rectangle's stages (journal_permute.cpp).
+  Shape shape() const override { return {id_.p.n, id_.cols}; }
+  std::uint64_t next_stage() const override { return next_stage_; }
+  void start_stage(std::uint64_t stage) override;
+  void permute(InplaceMatrix& whole, const PermutePlan& plan) override;
+  void end(InplaceMatrix& whole) override;
+  std::uint64_t stage_bytes() const override { return moved_; }
 
  private:
   template <class F>
@@ -246,13 +261,18 @@ class Journal final : public InplaceWriter {
   std::uint64_t put_batch_data(const std::vector<PairWrite>& batch, std::uint64_t offset);
   void write_parts(InplaceMatrix& m, const std::vector<PairWrite>& b_of, const std::vector<PairWrite>& a_of);
 
+  // The resumed stage is the one running (a resumed run's block keeps its tiles).
+  bool resuming() const { return resumed_ && stage_ == resumed_stage_; }
+  // The journal removed, its folder synced, the matrix's mark cleared.
+  void remove();
+
   // A fresh run: the journal's first header is written and made durable
   // before the journal gets its name, so a journal under its name always has
   // a valid header; the naming fails if one exists already. The file is made
   // unnamed (O_TMPFILE) in the journal's folder and linked to its name, so a
   // kill before that leaves nothing behind; where the file system cannot, it
   // is made under a temporary name. The matrix is marked (xattr) before.
-  void create(const PairGrid& plan);
+  void create(std::uint64_t block, std::uint64_t pairs);
   void make_file();
   bool create_unnamed(const std::string& exists);
   void start_file(int fd);
@@ -261,6 +281,8 @@ class Journal final : public InplaceWriter {
   // the interrupted batches (journal_recover.cpp).
   void resume(InplaceMatrix& m);
   void recover(InplaceMatrix& m);
+  // A permutation group in flight: its saved segments verified (journal_permute.cpp).
+  void recover_permute(InplaceMatrix& whole);
   [[noreturn]] void no_valid_header(std::uint64_t size) const;
   void check_consistent(const Header& h) const;
   bool data_valid(const BatchRecord& b);
@@ -269,6 +291,11 @@ class Journal final : public InplaceWriter {
 
   std::string matrix_, path_;
   std::uint64_t host_mem_ = 0;
+  InplaceShape shape_;
+  std::vector<InplaceStage> stages_;
+  std::uint64_t stage_ = 0, next_stage_ = 0, resumed_stage_ = 0;
+  bool created_ = false, resave_ = false;  // resave_: a group's saved segments are taken again (step 0, damaged)
+  std::uint64_t moved_ = 0;
   Header id_{};   // the matrix as it is now
   Header h_{};    // the last header read or written
   fmt::Fd fd_;

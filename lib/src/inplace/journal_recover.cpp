@@ -35,12 +35,15 @@ void Journal::no_valid_header(std::uint64_t size) const {
 }
 
 void Journal::check_consistent(const Header& h) const {
-  const std::uint64_t n = h.p.n;
-  bool ok = h.p.block >= 1 && h.p.block <= n && h.p.pairs == PairGrid::with_block(n, h.p.block).count() &&
-            h.done <= h.p.pairs && (h.p.phase & ~(kHasPrev | kHasCur)) == 0;
+  const std::uint64_t side = shape_.side;
+  const bool pairs_phase = h.p.phase & (kHasPrev | kHasCur);
+  bool ok = h.stage < stages_.size() && (h.p.phase & ~(kHasPrev | kHasCur | kPermute)) == 0 &&
+            !(pairs_phase && (h.p.phase & kPermute));
+  if (ok && h.p.block)
+    ok = h.p.block <= side && h.p.pairs == PairGrid::with_block(side, h.p.block).count() && h.done <= h.p.pairs;
   const auto batch_ok = [&](const BatchRecord& b) {
-    return b.count >= 1 && b.first <= h.p.pairs && b.count <= h.p.pairs - b.first && b.offset >= kDataOffset &&
-           b.offset + b.bytes >= b.offset;
+    return h.p.block && b.count >= 1 && b.first <= h.p.pairs && b.count <= h.p.pairs - b.first &&
+           b.offset >= kDataOffset && b.offset + b.bytes >= b.offset;
   };
   if (ok && (h.p.phase & kHasPrev)) ok = batch_ok(h.prev) && h.done == h.prev.first;
   if (ok && (h.p.phase & kHasCur)) {
@@ -48,6 +51,9 @@ void Journal::check_consistent(const Header& h) const {
     if (ok && (h.p.phase & kHasPrev))
       ok = h.cur.offset >= h.prev.offset + h.prev.bytes || h.prev.offset >= h.cur.offset + h.cur.bytes;
   }
+  if (ok && (h.p.phase & kPermute))
+    ok = stages_[h.stage].kind == InplaceStage::permute && h.chains >= 1 && h.chain_length >= 1 &&
+         h.saved.offset >= kDataOffset && h.saved.count >= 1 && h.saved.bytes == h.saved.count * side * h.p.elem_size;
   if (!ok)
     throw Error(ErrorKind::input, path_ + " is damaged (its header does not describe a plan for " + matrix_ +
                                       "): " + matrix_ + " cannot be finished from it; restore it from a copy");
@@ -88,24 +94,54 @@ void Journal::resume(InplaceMatrix& m) {
                                       " with the version that began it, with {in_place} {resume}");
   if (!best) no_valid_header(fmt::file_size(fd_.get(), path_));
   const Header& h = *best;
-  const std::string why = mismatch(h, id_);
+  // The run's shape is the journal's: at its end stage a .npy header may
+  // already say the transpose's.
+  const bool at_end = [&] {
+    try {
+      const auto st = inplace_stages(plan_inplace_shape({h.p.n, h.cols}, matrix_));
+      return h.stage < st.size() && st[h.stage].kind == InplaceStage::end;
+    } catch (const Error&) {
+      return false;
+    }
+  }();
+  Header now = id_;
+  if (at_end && now.p.n == h.cols && now.cols == h.p.n) std::swap(now.p.n, now.cols);
+  const std::string why = mismatch(h, now);
   if (!why.empty())
     throw Error(ErrorKind::input, path_ + " was written for " + why + ": it cannot finish " + matrix_ +
                                       " (left untouched); put back the file it belongs to and rerun with {resume}");
+  id_ = now;
+  shape_ = plan_inplace_shape({h.p.n, h.cols}, matrix_);
+  stages_ = inplace_stages(shape_);
   check_consistent(h);
   h_ = h;
-  resumed_ = true;
+  resumed_ = created_ = true;
+  stage_ = resumed_stage_ = next_stage_ = h.stage;
   marked_ = !read_mark(matrix_).empty();
-  plan_.emplace(PairGrid::with_block(h.p.n, h.p.block));
-  for (const BatchRecord* b : {&h.prev, &h.cur}) {
-    std::uint64_t want = 0;
-    for (std::uint64_t k = b->first; k < b->end(); ++k) want += journal_bytes_of(plan_->pair(k), h.p.elem_size);
-    const bool used = b == &h.prev ? (h.p.phase & kHasPrev) : (h.p.phase & kHasCur);
-    if (used && want != b->bytes)
-      throw Error(ErrorKind::input, path_ + " is damaged (its batch size does not match its plan): restore " +
-                                        matrix_ + " from a copy");
+  const InplaceStage& st = stages_[h.stage];
+  if (st.kind == InplaceStage::block && h.p.block) {
+    plan_.emplace(PairGrid::with_block(shape_.side, h.p.block));
+    for (const BatchRecord* b : {&h.prev, &h.cur}) {
+      std::uint64_t want = 0;
+      for (std::uint64_t k = b->first; k < b->end(); ++k) want += journal_bytes_of(plan_->pair(k), h.p.elem_size);
+      const bool used = b == &h.prev ? (h.p.phase & kHasPrev) : (h.p.phase & kHasCur);
+      if (used && want != b->bytes)
+        throw Error(ErrorKind::input, path_ + " is damaged (its batch size does not match its plan): restore " +
+                                          matrix_ + " from a copy");
+    }
+    // A square's block is the matrix; a rectangle's, a view of it.
+    if (stages_.size() == 1) {
+      recover(m);
+    } else {
+      const auto view = block_view(m, shape_, st.index);
+      recover(*view);
+    }
+    if (start_ == h.p.pairs && stages_.size() > 1) next_stage_ = h.stage + 1;
+  } else if (st.kind == InplaceStage::permute && (h.p.phase & kPermute)) {
+    recover_permute(m);
+  } else if (st.kind == InplaceStage::block && stages_.size() > 1) {
+    start_ = 0;  // a stage begun with nothing of it written yet
   }
-  recover(m);
   plan_.reset();  // begin() installs the engine's plan
 }
 

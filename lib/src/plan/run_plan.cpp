@@ -26,6 +26,40 @@ std::uint64_t recovery_budget(std::uint64_t host_mem, std::uint64_t reserved) {
   return host > reserved ? host - reserved : host;
 }
 
+InplaceShape plan_inplace_shape(const Shape& s, const std::string& what) {
+  InplaceShape r;
+  if (s.rows == 0 || s.cols == 0) throw Error(ErrorKind::usage, "cannot transpose an empty matrix in place (" + what + ")");
+  r.side = std::min(s.rows, s.cols);
+  if (s.rows == s.cols) return r;
+  const std::uint64_t big = std::max(s.rows, s.cols);
+  if (big % r.side != 0)
+    throw Error(ErrorKind::usage, "in place transposes a square matrix, or R x C where one side is a multiple of the "
+                                  "other (R = kC or C = kR); " + what + " is " + to_string(s) +
+                                  ": transpose it out of place into another file");
+  r.blocks = big / r.side;
+  r.kind = s.rows > s.cols ? InplaceShape::tall : InplaceShape::wide;
+  // Segments of `side` elements: tall, block i's row j (index i*side + j)
+  // becomes the output's row j, segment i; wide, row j's segment i becomes
+  // block i's row j. Either way a P x Q transpose of segments.
+  r.P = r.kind == InplaceShape::tall ? r.blocks : r.side;
+  r.Q = r.kind == InplaceShape::tall ? r.side : r.blocks;
+  return r;
+}
+
+PermutePlan plan_permute(const InplaceShape& shape, std::size_t elem_size, std::uint64_t host_mem,
+                         std::uint64_t reserved) {
+  PermutePlan p;
+  p.segment_bytes = shape.side * elem_size;
+  const std::uint64_t segments = shape.P * shape.Q;
+  const std::uint64_t host = host_mem ? host_mem : default_host_budget();
+  const std::uint64_t room = host > reserved ? host - reserved : host;
+  p.buffer_bytes = std::max(p.segment_bytes, std::min(kPermuteBufferBytes, room / 2));
+  p.chains = std::clamp<std::uint64_t>(kPermuteJournalBytes / std::max<std::uint64_t>(1, p.segment_bytes), 1, segments);
+  // Chains of about equal length, so a group's steps are its chains' length.
+  p.chain_length = std::max<std::uint64_t>(1, (segments + p.chains - 1) / p.chains);
+  return p;
+}
+
 namespace {
 
 // "<n>M", rounded up: a value the user can pass as a budget.

@@ -5,7 +5,7 @@
 # disk's speed hits both.
 #
 #   scripts/bench-files.sh BUILD_DIR OUT_DIR [CASE...]
-#     CASE: raw h5 h5chunked inplace h5py   (default: all)
+#     CASE: raw h5 h5chunked inplace inplace-rect h5py   (default: all)
 #
 # Environment: GT_FILES_MIB (matrix size, default 8192), GT_FILES_ENGINE (default cuda), GT_FILES_DIR (work
 # folder on the disk being measured, default /tmp/gt-files), GT_FILES_REPS
@@ -18,7 +18,7 @@ B=$1
 OUT=$2
 shift 2
 CASES=("$@")
-[ ${#CASES[@]} -eq 0 ] && CASES=(raw h5 h5chunked inplace h5py)
+[ ${#CASES[@]} -eq 0 ] && CASES=(raw h5 h5chunked inplace inplace-rect h5py)
 CLI=$B/gtranspose
 GEN=$B/gt-gen
 MIB=${GT_FILES_MIB:-8192}
@@ -181,6 +181,35 @@ PYEOF
   vs_oop=$(awk "BEGIN{ if ($best_oop > 0) printf \"%.3f\", $best / $best_oop; else print \"null\" }")
   emit inplace-$ENGINE "$best" "$(minof "${cps[@]}")" ", \"n\": $N, \"verified\": $ok, \"runs\": [$(csv "${ours[@]}")], \"cp_runs\": [$(csv "${cps[@]}")], \"out_of_place_seconds\": $best_oop, \"out_of_place_runs\": [$(csv "${oop[@]}")], \"ratio_to_out_of_place\": $vs_oop$extra, \"cpu_engine_seconds\": $cpu, \"tiles_256m_seconds\": $big$journal"
   rm -f "$W/sq.raw"
+fi
+
+if has inplace-rect; then
+  # A 2:1 rectangle in place (R = 2C: two square blocks, then the rows
+  # permuted), beside cp + sync; the target is 2.5x. Two runs leave the
+  # original: verified after an odd number.
+  C=$(awk "BEGIN{ n = int(sqrt($MIB * 1048576 / 8) / 64) * 64; print n }")
+  R=$((2 * C))
+  "$GEN" "$W/rect.raw" --shape "${R}x${C}" --dtype f32 --seed 6 -q >>"$LOG" 2>&1
+  cps=() ours=()
+  for i in $(seq "$REPS"); do
+    cps+=("$(cp_sync "$W/rect.raw")")
+    shape=$([ $(( i % 2 )) -eq 1 ] && echo "${R}x${C}" || echo "${C}x${R}")
+    ours+=("$(gt_run inplace-rect-$ENGINE-$i "$W/rect.raw" --in-place --shape "$shape" --dtype f32 --engine "$ENGINE")")
+  done
+  if [ $(( REPS % 2 )) -eq 1 ]; then
+    ok=$("$GEN" --verify "$W/rect.raw" --transposed --seed 6 --shape "${C}x${R}" --dtype f32 -q >>"$LOG" 2>&1 && echo true || echo false)
+  else
+    ok=$("$GEN" --verify "$W/rect.raw" --seed 6 --shape "${R}x${C}" --dtype f32 -q >>"$LOG" 2>&1 && echo true || echo false)
+  fi
+  journal=$("$PY" - "$OUT/files-inplace-rect-$ENGINE-1.json" <<'PYEOF' 2>>"$LOG" || echo ', "journal": null'
+import json, sys
+r = json.load(open(sys.argv[1]))
+st = {s["name"]: round(s["busy_s"], 3) for s in r["stages"]}
+print(', "stages_s": ' + json.dumps(st) + ', "notes": ' + json.dumps(r["notes"]))
+PYEOF
+)
+  emit inplace-rect-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"shape\": \"${R}x${C}\", \"verified\": $ok, \"runs\": [$(csv "${ours[@]}")], \"cp_runs\": [$(csv "${cps[@]}")]$journal"
+  rm -f "$W/rect.raw"
 fi
 
 echo "" >>"$JSON"

@@ -209,3 +209,28 @@ TEST(Journal, RefusalsSayWhatToDo) {
   EXPECT_TRUE(holds_pattern(f, true));
   EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
 }
+
+// A rectangle in place end to end: a 2:1 raw file and a 1:3 .npy, each
+// transposed and checked with gt-gen; a shape in place cannot do is one line
+// naming the shapes it can, the file untouched.
+TEST(Journal, RectanglesInPlace) {
+  TempDir d;
+  const std::string f = d / "r.raw", n = d / "w.npy";
+  ASSERT_EQ(gtgen({f, "--shape", "600x300", "--dtype", "f32", "--seed", "4"}).exit_code, 0);
+  Result r = gtranspose({f, "--in-place", "--shape", "600x300", "--dtype", "f32", "--engine", "cpu", "--host-mem", "1M"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_NE(r.out.find("2 square blocks of 300"), std::string::npos) << why(r);
+  EXPECT_EQ(gtgen({"--verify", f, "--transposed", "--shape", "300x600", "--dtype", "f32", "--seed", "4", "-q"}).exit_code, 0);
+  ASSERT_EQ(gtgen({n, "--shape", "50x150", "--dtype", "u16", "--seed", "5"}).exit_code, 0);
+  r = gtranspose({n, "--in-place", "--engine", "cpu", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_EQ(gtgen({"--verify", n, "--transposed", "--seed", "5", "-q"}).exit_code, 0) << "the header says 150x50";
+  EXPECT_EQ(d.entries(), (std::vector<std::string>{"r.raw", "w.npy"}));
+
+  const std::string odd = d / "odd.raw";
+  ASSERT_EQ(gtgen({odd, "--shape", "6x4", "--dtype", "f32", "--seed", "1"}).exit_code, 0);
+  const auto before = cli::file_hash(odd);
+  expect_error(gtranspose({odd, "--in-place", "--shape", "6x4", "--dtype", "f32"}), 1,
+               "or R x C where one side is a multiple of the other");
+  EXPECT_EQ(cli::file_hash(odd), before);
+}

@@ -183,5 +183,21 @@ TEST(InplaceRectFiles, RefusalsNameTheShapesThatWork) {
   EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
 }
 
+TEST(InplaceRectFiles, AFortranOrderRectangleIsRefused) {
+  Dir d;
+  // A .npy file as NumPy writes a Fortran-order 4 x 2 float32 array.
+  std::string dict = "{'descr': '<f4', 'fortran_order': True, 'shape': (4, 2), }";
+  while ((10 + dict.size() + 1) % 64) dict += ' ';
+  dict += '\n';
+  std::string file = std::string("\x93NUMPY\x01\x00", 8);
+  file += char(dict.size() & 0xff);
+  file += char(dict.size() >> 8);
+  file += dict + std::string(4 * 2 * 4, '\x01');
+  test::write_file(d / "f.npy", file);
+  const Error e = catch_error([&] { (void)open_inplace(d / "f.npy", {}); });
+  EXPECT_EQ(e.kind(), ErrorKind::input);
+  EXPECT_NE(e.message().find("Fortran-order 4x2 rectangle"), std::string::npos) << e.what();
+}
+
 }  // namespace
 }  // namespace gt

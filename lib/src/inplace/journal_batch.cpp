@@ -43,12 +43,12 @@ void Journal::write_parts(InplaceMatrix& m, const std::vector<PairWrite>& b_of, 
   // ext4 and XFS buffered writes alike), so more threads would only wait.
   const std::size_t es = id_.p.elem_size;
   for (const PairWrite& w : b_of) {
-    write_b_part(m, w, es, 0, w.pair.b.h);
+    write_b_part(m, w, es);
     m.start_writeback(w.pair.b.r0, w.pair.b.h);  // the flush then finds less to do
     hit(Point::b_tile);
   }
   for (const PairWrite& w : a_of) {
-    write_a_part(m, w, es, 0, w.pair.a.h);
+    write_a_part(m, w, es);
     m.start_writeback(w.pair.a.r0, w.pair.a.h);
     hit(Point::a_tile);
   }

@@ -175,9 +175,9 @@ struct Scratch {
   std::vector<unsigned char> a, b;
 };
 
-// Rows [r0, r1) of the A and B parts, from the engine's buffers.
-void write_a_part(InplaceMatrix& m, const PairWrite& w, std::size_t es, std::uint64_t r0, std::uint64_t r1);
-void write_b_part(InplaceMatrix& m, const PairWrite& w, std::size_t es, std::uint64_t r0, std::uint64_t r1);
+// The A and B parts, from the engine's buffers.
+void write_a_part(InplaceMatrix& m, const PairWrite& w, std::size_t es);
+void write_b_part(InplaceMatrix& m, const PairWrite& w, std::size_t es);
 // Tile a's checksum as source_sum() gives it, from new_b (the writer's fallback).
 std::uint64_t a_sum_from_new_b(const PairWrite& w, std::size_t es, Scratch& s);
 // Recovery: the A part again from tile b (still original) in the matrix.

@@ -41,25 +41,17 @@ std::uint64_t journal_bytes_of(const TilePair& p, std::size_t es) {
   return s * (s - 1) / 2 * es;
 }
 
-void write_a_part(InplaceMatrix& m, const PairWrite& w, std::size_t es, std::uint64_t r0, std::uint64_t r1) {
-  const TilePair& p = w.pair;
-  const Tile& a = p.a;
-  if (!p.diagonal()) {
-    m.write(a.r0 + r0, a.c0, r1 - r0, a.w, bytes_of(w.new_a) + r0 * a.w * es, a.w);
-    return;
-  }
-  for (std::uint64_t i = r0; i < r1 && i + 1 < a.h; ++i)
+void write_a_part(InplaceMatrix& m, const PairWrite& w, std::size_t es) {
+  const Tile& a = w.pair.a;
+  if (!w.pair.diagonal()) return m.write(a.r0, a.c0, a.h, a.w, w.new_a, a.w);
+  for (std::uint64_t i = 0; i + 1 < a.h; ++i)  // row i's part right of the diagonal
     m.write(a.r0 + i, a.c0 + i + 1, 1, a.h - i - 1, bytes_of(w.new_b) + (i * a.h + i + 1) * es, a.h - i - 1);
 }
 
-void write_b_part(InplaceMatrix& m, const PairWrite& w, std::size_t es, std::uint64_t r0, std::uint64_t r1) {
-  const TilePair& p = w.pair;
-  const Tile& b = p.b;
-  if (!p.diagonal()) {
-    m.write(b.r0 + r0, b.c0, r1 - r0, b.w, bytes_of(w.new_b) + r0 * b.w * es, b.w);
-    return;
-  }
-  for (std::uint64_t i = std::max<std::uint64_t>(r0, 1); i < r1; ++i)
+void write_b_part(InplaceMatrix& m, const PairWrite& w, std::size_t es) {
+  const Tile& b = w.pair.b;
+  if (!w.pair.diagonal()) return m.write(b.r0, b.c0, b.h, b.w, w.new_b, b.w);
+  for (std::uint64_t i = 1; i < b.h; ++i)  // row i's part left of the diagonal
     m.write(b.r0 + i, b.c0, 1, i, bytes_of(w.new_b) + i * b.h * es, i);
 }
 

@@ -5,11 +5,12 @@
 # disk's speed hits both.
 #
 #   scripts/bench-files.sh BUILD_DIR OUT_DIR [CASE...]
-#     CASE: raw h5 h5chunked inplace h5py   (default: all)
+#     CASE: raw h5 h5chunked inplace inplace-rect h5py   (default: all)
 #
 # Environment: GT_FILES_MIB (matrix size, default 8192), GT_FILES_ENGINE (default cuda), GT_FILES_DIR (work
 # folder on the disk being measured, default /tmp/gt-files), GT_FILES_REPS
-# (timed runs of each side, default 2; the best of each side is compared).
+# (timed runs of each side, default 2; the best of each side is compared),
+# GT_FILES_BEFORE (another build folder whose in-place run is timed beside).
 # Every output is verified with gt-gen. Results: OUT_DIR/files.json (one
 # object per case) and files.log; each run's report as files-*.json.
 set -u
@@ -17,7 +18,7 @@ B=$1
 OUT=$2
 shift 2
 CASES=("$@")
-[ ${#CASES[@]} -eq 0 ] && CASES=(raw h5 h5chunked inplace h5py)
+[ ${#CASES[@]} -eq 0 ] && CASES=(raw h5 h5chunked inplace inplace-rect h5py)
 CLI=$B/gtranspose
 GEN=$B/gt-gen
 MIB=${GT_FILES_MIB:-8192}
@@ -38,6 +39,7 @@ now() { date +%s.%N; }
 since() { awk "BEGIN{printf \"%.3f\", $(now) - $1}"; }
 has() { local c; for c in "${CASES[@]}"; do [ "$c" = "$1" ] && return 0; done; return 1; }
 minof() { printf '%s\n' "$@" | sort -g | head -1; }
+csv() { local IFS=,; echo "$*"; }  # a JSON list's items
 
 # cp + sync of FILE: seconds.
 cp_sync() {
@@ -133,27 +135,81 @@ if has h5 || has h5chunked || has h5py; then
 fi
 
 if has inplace; then
-  # The largest multiple of 64 whose square of f32 fits MIB MiB.
+  # The largest multiple of 64 whose square of f32 fits MIB MiB. In place is
+  # timed beside cp + sync and beside the same matrix out of place (the
+  # /dev/shm target compares with that), each repetition alternating, and
+  # GT_FILES_BEFORE=BUILD_DIR adds another build's in-place run (before and
+  # after, same run). The journal's bytes, syncs and flushes and the time of
+  # each of its stages come from the run's report.
   N=$(awk "BEGIN{ n = int(sqrt($MIB * 1048576 / 4) / 64) * 64; print n }")
   "$GEN" "$W/sq.raw" --shape "${N}x${N}" --dtype f32 --seed 5 -q >>"$LOG" 2>&1
-  cps=() ours=()
+  SQ=(--shape "${N}x${N}" --dtype f32)
+  cps=() ours=() oop=() before=()
   for i in $(seq "$REPS"); do
     cps+=("$(cp_sync "$W/sq.raw")")
-    ours+=("$(gt_run inplace-$ENGINE-$i "$W/sq.raw" --in-place --shape "${N}x${N}" --dtype f32 --engine "$ENGINE")")
+    ours+=("$(gt_run inplace-$ENGINE-$i "$W/sq.raw" --in-place "${SQ[@]}" --engine "$ENGINE")")
+    oop+=("$(gt_run outofplace-$ENGINE-$i "$W/sq.raw" "$W/sqT.raw" "${SQ[@]}" --engine "$ENGINE" --force)")
+    rm -f "$W/sqT.raw"
+    if [ -n "${GT_FILES_BEFORE:-}" ]; then
+      before+=("$(CLI=$GT_FILES_BEFORE/gtranspose gt_run inplace-before-$i "$W/sq.raw" --in-place "${SQ[@]}" --engine "$ENGINE")")
+    fi
   done
-  # An even number of in-place runs leaves the original: verify after one more.
-  odd=$(( REPS % 2 ))
-  if [ $odd -eq 1 ]; then
-    ok=$("$GEN" --verify "$W/sq.raw" --transposed --seed 5 --shape "${N}x${N}" --dtype f32 -q >>"$LOG" 2>&1 && echo true || echo false)
-  else
-    ok=$("$GEN" --verify "$W/sq.raw" --seed 5 --shape "${N}x${N}" --dtype f32 -q >>"$LOG" 2>&1 && echo true || echo false)
-  fi
-  cpu=$(gt_run inplace-cpu "$W/sq.raw" --in-place --shape "${N}x${N}" --dtype f32 --engine cpu)
+  # Each in-place run transposes the file: an odd number of them leaves the transpose.
+  runs=$(( REPS + ${#before[@]} ))
+  tflag=$([ $(( runs % 2 )) -eq 1 ] && echo --transposed || true)
+  ok=$("$GEN" --verify "$W/sq.raw" $tflag --seed 5 "${SQ[@]}" -q >>"$LOG" 2>&1 && echo true || echo false)
+  cpu=$(gt_run inplace-cpu "$W/sq.raw" --in-place "${SQ[@]}" --engine cpu)
   # The same with 256 MiB tiles (8192^2 f32, the CPU engine's size; the
   # streaming engine's staged default is 64 MiB).
-  big=$(gt_run inplace-$ENGINE-256m "$W/sq.raw" --in-place --shape "${N}x${N}" --dtype f32 --engine "$ENGINE" --tile 64M)
-  emit inplace-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"n\": $N, \"verified\": $ok, \"runs\": [${ours[*]}], \"cp_runs\": [${cps[*]}], \"cpu_engine_seconds\": $cpu, \"tiles_256m_seconds\": $big"
+  big=$(gt_run inplace-$ENGINE-256m "$W/sq.raw" --in-place "${SQ[@]}" --engine "$ENGINE" --tile 64M)
+  journal=$("$PY" - "$OUT/files-inplace-$ENGINE-1.json" <<'PYEOF' 2>>"$LOG" || echo ', "journal": null'
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+st = {s["name"]: s for s in r["stages"]}
+note = next((n for n in r["notes"] if n.startswith("journal:")), "")
+num = lambda pat: int(re.search(pat, note).group(1)) if re.search(pat, note) else None
+j = {"bytes": st.get("journal", {}).get("bytes"), "journal_syncs": num(r"(\d+) journal syncs"),
+     "matrix_flushes": num(r"(\d+) matrix flushes"),
+     "stages_s": {k: round(v["busy_s"], 3) for k, v in st.items()}, "wall_s": round(r["wall_s"], 3)}
+print(', "journal": ' + json.dumps(j))
+PYEOF
+)
+  extra=""
+  [ ${#before[@]} -gt 0 ] && extra=", \"before_seconds\": $(minof "${before[@]}"), \"before_runs\": [$(csv "${before[@]}")]"
+  best_oop=$(minof "${oop[@]}")
+  best=$(minof "${ours[@]}")
+  vs_oop=$(awk "BEGIN{ if ($best_oop > 0) printf \"%.3f\", $best / $best_oop; else print \"null\" }")
+  emit inplace-$ENGINE "$best" "$(minof "${cps[@]}")" ", \"n\": $N, \"verified\": $ok, \"runs\": [$(csv "${ours[@]}")], \"cp_runs\": [$(csv "${cps[@]}")], \"out_of_place_seconds\": $best_oop, \"out_of_place_runs\": [$(csv "${oop[@]}")], \"ratio_to_out_of_place\": $vs_oop$extra, \"cpu_engine_seconds\": $cpu, \"tiles_256m_seconds\": $big$journal"
   rm -f "$W/sq.raw"
+fi
+
+if has inplace-rect; then
+  # A 2:1 rectangle in place (R = 2C: two square blocks, then the rows
+  # permuted), beside cp + sync; the target is 2.5x. Two runs leave the
+  # original: verified after an odd number.
+  C=$(awk "BEGIN{ n = int(sqrt($MIB * 1048576 / 8) / 64) * 64; print n }")
+  R=$((2 * C))
+  "$GEN" "$W/rect.raw" --shape "${R}x${C}" --dtype f32 --seed 6 -q >>"$LOG" 2>&1
+  cps=() ours=()
+  for i in $(seq "$REPS"); do
+    cps+=("$(cp_sync "$W/rect.raw")")
+    shape=$([ $(( i % 2 )) -eq 1 ] && echo "${R}x${C}" || echo "${C}x${R}")
+    ours+=("$(gt_run inplace-rect-$ENGINE-$i "$W/rect.raw" --in-place --shape "$shape" --dtype f32 --engine "$ENGINE")")
+  done
+  if [ $(( REPS % 2 )) -eq 1 ]; then
+    ok=$("$GEN" --verify "$W/rect.raw" --transposed --seed 6 --shape "${C}x${R}" --dtype f32 -q >>"$LOG" 2>&1 && echo true || echo false)
+  else
+    ok=$("$GEN" --verify "$W/rect.raw" --seed 6 --shape "${R}x${C}" --dtype f32 -q >>"$LOG" 2>&1 && echo true || echo false)
+  fi
+  journal=$("$PY" - "$OUT/files-inplace-rect-$ENGINE-1.json" <<'PYEOF' 2>>"$LOG" || echo ', "journal": null'
+import json, sys
+r = json.load(open(sys.argv[1]))
+st = {s["name"]: round(s["busy_s"], 3) for s in r["stages"]}
+print(', "stages_s": ' + json.dumps(st) + ', "notes": ' + json.dumps(r["notes"]))
+PYEOF
+)
+  emit inplace-rect-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"shape\": \"${R}x${C}\", \"verified\": $ok, \"runs\": [$(csv "${ours[@]}")], \"cp_runs\": [$(csv "${cps[@]}")]$journal"
+  rm -f "$W/rect.raw"
 fi
 
 echo "" >>"$JSON"

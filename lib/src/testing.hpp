@@ -10,9 +10,11 @@
 #include "formats/npy.hpp"
 #include "formats/plain_io.hpp"
 
-// inplace: the journal's protocol points, crash hook and checksum, which the
-// crash tests stop a run at.
+// inplace: the journal's protocol points, crash hook, checksum and test
+// switches, which the crash and power-loss tests use; a rectangle's
+// permutation groups, which a test checks against a model.
 #include "inplace/journal_detail.hpp"
+#include "inplace/permute.hpp"
 
 // engine/cpu: the CPU transposer's tuning knobs, which the tests sweep.
 #include "engine/cpu/tuning.hpp"

@@ -23,7 +23,7 @@ using cli::why;
 
 namespace {
 
-// 2000x2000 f32 (16 MB) under --host-mem 1M: 192-sided tiles, 66 pairs, each
+// 2000x2000 f32 (16 MB) under --host-mem 1M: 128-sided tiles, 136 pairs, each
 // with its own journal batch and syncs, so a run lasts long enough to be
 // killed anywhere in it.
 const std::string kShape = "2000x2000";
@@ -179,7 +179,7 @@ TEST(Journal, RefusalsSayWhatToDo) {
 
   // A journal without --resume: refused (exit 1), file and journal kept.
   const auto before = cli::file_hash(f);
-  expect_error(gtranspose(inplace_args(f, "cpu", false)), 1, "rerun with --resume to finish it");
+  expect_error(gtranspose(inplace_args(f, "cpu", false)), 1, "rerun with --in-place --resume to finish it");
   EXPECT_EQ(cli::file_hash(f), before) << "the matrix changed";
   EXPECT_TRUE(exists(journal));
 
@@ -190,7 +190,7 @@ TEST(Journal, RefusalsSayWhatToDo) {
   Result c = gtranspose(chunked);
   ASSERT_EQ(c.exit_code, 0) << why(c);
   EXPECT_NE(c.out.find("resumed from the journal"), std::string::npos) << why(c);
-  EXPECT_NE(c.out.find("tiles of 192x192"), std::string::npos) << why(c);
+  EXPECT_NE(c.out.find("tiles of 128x128"), std::string::npos) << why(c);
   EXPECT_TRUE(holds_pattern(f, true));
   EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
 
@@ -201,11 +201,36 @@ TEST(Journal, RefusalsSayWhatToDo) {
   big.insert(big.end(), kRaw.begin(), kRaw.end());
   ASSERT_TRUE(kill_once_journaled(big, journal)) << "the run ended before its journal was seen";
   std::vector<std::string> small = inplace_args(f, "cpu", true);
-  expect_error(gtranspose(small), 2, "1792x1792 tiles, which need --host-mem 62M");
+  expect_error(gtranspose(small), 2, "1344x1344 tiles, which need --host-mem 49M");
   EXPECT_TRUE(exists(journal));
   big.push_back("--resume");
   Result b = gtranspose(big);
   ASSERT_EQ(b.exit_code, 0) << why(b);
   EXPECT_TRUE(holds_pattern(f, true));
   EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
+}
+
+// A rectangle in place end to end: a 2:1 raw file and a 1:3 .npy, each
+// transposed and checked with gt-gen; a shape in place cannot do is one line
+// naming the shapes it can, the file untouched.
+TEST(Journal, RectanglesInPlace) {
+  TempDir d;
+  const std::string f = d / "r.raw", n = d / "w.npy";
+  ASSERT_EQ(gtgen({f, "--shape", "600x300", "--dtype", "f32", "--seed", "4"}).exit_code, 0);
+  Result r = gtranspose({f, "--in-place", "--shape", "600x300", "--dtype", "f32", "--engine", "cpu", "--host-mem", "1M"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_NE(r.out.find("2 square blocks of 300"), std::string::npos) << why(r);
+  EXPECT_EQ(gtgen({"--verify", f, "--transposed", "--shape", "300x600", "--dtype", "f32", "--seed", "4", "-q"}).exit_code, 0);
+  ASSERT_EQ(gtgen({n, "--shape", "50x150", "--dtype", "u16", "--seed", "5"}).exit_code, 0);
+  r = gtranspose({n, "--in-place", "--engine", "cpu", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_EQ(gtgen({"--verify", n, "--transposed", "--seed", "5", "-q"}).exit_code, 0) << "the header says 150x50";
+  EXPECT_EQ(d.entries(), (std::vector<std::string>{"r.raw", "w.npy"}));
+
+  const std::string odd = d / "odd.raw";
+  ASSERT_EQ(gtgen({odd, "--shape", "6x4", "--dtype", "f32", "--seed", "1"}).exit_code, 0);
+  const auto before = cli::file_hash(odd);
+  expect_error(gtranspose({odd, "--in-place", "--shape", "6x4", "--dtype", "f32"}), 1,
+               "or R x C where one side is a multiple of the other");
+  EXPECT_EQ(cli::file_hash(odd), before);
 }

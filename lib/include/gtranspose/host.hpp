@@ -4,6 +4,7 @@
 //   std::vector<float> a(rows * cols), b(rows * cols);
 //   gt::RunReport r = gt::transpose(a.data(), b.data(), rows, cols, sizeof(float));
 //   gt::transpose_inplace(a.data(), n, sizeof(float));   // square n x n
+//   gt::transpose_inplace(a.data(), 2 * n, n, sizeof(float));  // 2n x n becomes n x 2n
 //
 // Memory registered with cudaHostRegister or allocated by cudaMallocHost goes
 // to and from the GPU by DMA directly; pageable memory is staged through the
@@ -40,6 +41,12 @@ RunReport transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t
                     const HostOptions& opts = {});
 // data (n x n, leading dimension opts.ld_in or n) becomes its transpose.
 RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts = {});
+// data (rows x cols, no gaps between rows) becomes its cols x rows transpose,
+// in the same memory. Square, or one side a multiple of the other (rows =
+// k*cols or cols = k*rows): k square blocks in place, then (or first) a
+// permutation of rows; other shapes are gt::Error(usage).
+RunReport transpose_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                            const HostOptions& opts = {});
 
 // One engine, reused call after call (plan once per call, execute many).
 // Not safe to call from several threads at once.
@@ -55,6 +62,8 @@ class Transposer {
   RunReport transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
                       const HostOptions& opts = {});
   RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts = {});
+  RunReport transpose_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                              const HostOptions& opts = {});
 
   EngineKind kind() const;
   // Frees the pinned staging kept since the last call (the next call pins again).

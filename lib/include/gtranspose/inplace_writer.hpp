@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gtranspose/matrix.hpp"
+#include "gtranspose/report.hpp"
 #include "gtranspose/tiles.hpp"
 
 namespace gt {
@@ -18,6 +19,11 @@ struct PairWrite {
   TilePair pair;
   const void* new_a = nullptr;    // transpose of tile b: goes where tile a is (a.h x a.w, ld a.w); null on the diagonal
   const void* new_b = nullptr;    // transpose of tile a: goes where tile b is (b.h x b.w, ld b.w)
+  // InplaceWriter::source_sum() of tile a as the engine read it (before any
+  // transpose), where the writer wants_source_sums(); has_a_sum false lets
+  // the writer work it out from new_b itself (slower, on its own thread).
+  std::uint64_t a_sum = 0;
+  bool has_a_sum = false;
 };
 
 class InplaceWriter {
@@ -39,11 +45,31 @@ class InplaceWriter {
   // True when batches must come in pair order from one thread (a journal);
   // false lets an engine write pairs from several threads as they finish.
   virtual bool ordered() const { return true; }
+  // How many more write_batch() calls a batch's buffers must outlive: the
+  // writer reads a batch's new_a and new_b until that many later calls (or
+  // finish()) have returned, and the engine keeps them until then. The
+  // journal writes a batch's tiles a one call later and its tiles b two
+  // calls later, while the next batches' journal data goes to its own file.
+  virtual int batches_kept() const { return 0; }
+  // True when the writer wants PairWrite::a_sum: a checksum of tile a as
+  // read, which an engine computes on its reader threads with source_sum()
+  // (h x w elements, row-major, contiguous).
+  virtual bool wants_source_sums() const { return false; }
+  virtual std::uint64_t source_sum(const void* tile, std::uint64_t bytes) const {
+    (void)tile, (void)bytes;
+    return 0;
+  }
   // The bytes the journal wrote (0 for the plain writer), for the report.
   virtual std::uint64_t journal_bytes() const { return 0; }
-  // Seconds spent writing and syncing the journal itself (not the matrix),
-  // for the report's "journal" stage.
-  virtual double journal_seconds() const { return 0; }
+  // Syncs of the journal and flushes of the matrix it made.
+  virtual std::uint64_t journal_syncs() const { return 0; }
+  virtual std::uint64_t matrix_flushes() const { return 0; }
+  // The writer's own stages for the report, inside the engine's "write"
+  // stage: "journal" (its data and headers written), "journal sync",
+  // "matrix writes" (with their flushes, on a thread of their own while the
+  // journal data is written), "matrix flush", and "overlap wait" (what of
+  // the matrix side the journal side waited for).
+  virtual std::vector<StageStat> stage_stats() const { return {}; }
 };
 
 // Writes straight to the matrix, in any order and from any number of

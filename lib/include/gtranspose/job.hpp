@@ -7,6 +7,7 @@
 #include "gtranspose/engine.hpp"
 #include "gtranspose/format.hpp"
 #include "gtranspose/inplace_writer.hpp"
+#include "gtranspose/journal.hpp"
 #include "gtranspose/plan.hpp"
 #include "gtranspose/report.hpp"
 
@@ -39,5 +40,9 @@ RunReport run_job(const JobOptions& opts);
 // are open, and what the host-memory API and the benches do with memory.
 RunReport execute(Engine& engine, Source& src, Sink& dst, const RunOptions& opts);
 RunReport execute_inplace(Engine& engine, InplaceMatrix& m, InplaceWriter& writer, const RunOptions& opts);
+// In place on any shape plan_inplace_shape() takes: a square as above; a
+// rectangle's stages in order (journal.hpp), from the one `stages` says the
+// run goes on with, each block planned and run by the engine.
+RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceStages& stages, const RunOptions& opts);
 
 }  // namespace gt

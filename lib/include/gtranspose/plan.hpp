@@ -74,13 +74,18 @@ constexpr int kMemoryThreads = 8;
 // took 22.4 s; 256 MiB tiles, 2 lanes, one pair a batch 19.1 s.
 constexpr int kJournaledLanes = 2;
 constexpr int kJournaledReaders = 2;
-constexpr int kJournaledSlots = 4;
+// The journal keeps two batches (InplaceWriter::batches_kept): six slots
+// leave four for pairs being read, on the GPU, and being written.
+constexpr int kJournaledSlots = 6;
 // Tile buffers the CPU engine holds: out of place 2 slots of (input tile,
 // output tile); in place 2 slots of (tile, mirror tile) plus one scratch tile
 // for edge pairs, whose tiles are not square and cannot be transposed in
-// their own buffer. Each tile gets an equal share of the engine's budget.
+// their own buffer; 4 slots through a journal, which keeps the slots of the
+// two pairs before until the next is written (so reading still overlaps
+// writing). Each tile gets an equal share of the engine's budget.
 constexpr unsigned kCpuOutOfPlaceBuffers = 4;
 constexpr unsigned kCpuInplaceBuffers = 5;
+constexpr unsigned kCpuJournaledBuffers = 9;
 
 // --- what the planner is told ---------------------------------------------------
 
@@ -113,6 +118,7 @@ struct PlanRequest {
   std::string reserved_what;        // what holds them, for messages
   SideTraits in, out;               // in place: `in` is the matrix, `out` unused
   bool ordered_writes = false;      // in place: pairs go to the writer in order from one thread (a journal)
+  int kept_batches = 0;             // in place: InplaceWriter::batches_kept()
   std::uint64_t resumed_block = 0;  // in place: the interrupted run's tile side (0: a fresh run)
   std::uint64_t first_pair = 0;     // in place: pairs already done
   // The caller's options (0: the defaults above).
@@ -162,6 +168,45 @@ struct RunPlan {
 
   std::uint64_t tile_buffer_bytes() const { return tile.rows * tile.cols * info.elem_size; }
 };
+
+// --- in place: which shapes, and the stages of a rectangle ------------------------
+
+// How an R x C matrix is transposed in place. Square: tile pairs swapped
+// (PairGrid). A rectangle with R = kC (tall) or C = kR (wide): k square
+// blocks of side min(R, C), each transposed in place as a square, and a
+// permutation of segments of that side (whole rows of a tall matrix, k-ths
+// of a wide one's rows): a P x Q transpose whose elements are segments.
+// Tall runs the blocks first, wide the permutation first (the derivation is
+// at the top of inplace/permute.cpp).
+struct InplaceShape {
+  enum Kind { square, tall, wide };
+  Kind kind = square;
+  std::uint64_t side = 0;    // the square blocks' side
+  std::uint64_t blocks = 1;  // k
+  std::uint64_t P = 1, Q = 1;  // the segment matrix the permutation transposes
+};
+// Throws gt::Error(usage) for a shape in place cannot transpose, naming the
+// shapes it can; `what` names the matrix.
+[[nodiscard]] InplaceShape plan_inplace_shape(const Shape& s, const std::string& what);
+
+// The segment permutation of a rectangle's run: cycles of the P x Q
+// transpose cut into chains of at most chain_length moves, run `chains` at a
+// time (a group): the journal holds one segment per chain of the group
+// (what the chain's last move needs), and each step moves one segment of
+// every chain, with a flush and a journal sync between steps.
+struct PermutePlan {
+  std::uint64_t segment_bytes = 0;
+  std::uint64_t chains = 1;        // chains per group
+  std::uint64_t chain_length = 1;  // moves per chain at most
+  std::uint64_t buffer_bytes = 0;  // host memory for the moves of a step, in pieces
+};
+// The journal's share of a permutation: its saved segments, at most this
+// many bytes a group (fewer, larger groups take fewer steps: 2 syncs each).
+constexpr std::uint64_t kPermuteJournalBytes = std::uint64_t(256) << 20;
+// Host memory a step's moves go through, at most.
+constexpr std::uint64_t kPermuteBufferBytes = std::uint64_t(64) << 20;
+[[nodiscard]] PermutePlan plan_permute(const InplaceShape& shape, std::size_t elem_size, std::uint64_t host_mem,
+                                       std::uint64_t reserved);
 
 // The host memory a journal's recovery may use (recovery runs before the
 // run is planned): the host budget less what the formats hold.

@@ -11,6 +11,7 @@
 #include "formats/plain_io.hpp"
 #include "core/paths.hpp"
 #include "gtranspose/error.hpp"
+#include "gtranspose/plan.hpp"
 #include "gtranspose/format.hpp"
 
 namespace gt {
@@ -144,6 +145,21 @@ const std::string& checked_output(const Location& loc, const SinkOptions& opts) 
 
 std::string type_text(const MatrixInfo& info, const std::string& fallback) {
   return info.dtype ? dtype_name(*info.dtype) : fallback;
+}
+
+void require_inplace_shape(const MatrixInfo& info, const std::string& name, bool mirrored) {
+  // Which shapes in place can take is the run plan's decision; here it is
+  // the file's shape that does not fit.
+  InplaceShape s;
+  try {
+    s = plan_inplace_shape(info.shape, name);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::input, e.message());
+  }
+  if (mirrored && s.kind != InplaceShape::square)
+    throw Error(ErrorKind::input, name + " is a Fortran-order " + to_string(info.shape) +
+                                      " rectangle: in place takes Fortran order for square matrices only; give an "
+                                      "output file instead");
 }
 
 void require_square(const MatrixInfo& info, const std::string& name) {

@@ -34,5 +34,8 @@ void check_matrix_shape(const std::vector<std::uint64_t>& dims, std::size_t elem
 std::string type_text(const MatrixInfo& info, const std::string& fallback);
 // Throws gt::Error(input) for a square-only operation on a rectangle.
 void require_square(const MatrixInfo& info, const std::string& name);
+// Throws for a shape in place cannot take (plan_inplace_shape), and for a
+// `mirrored` (Fortran-order) rectangle.
+void require_inplace_shape(const MatrixInfo& info, const std::string& name, bool mirrored);
 
 }  // namespace gt::fmt

@@ -149,9 +149,12 @@ class MemorySink final : public Sink {
 
 class MemoryInplace final : public InplaceMatrix {
  public:
+  // Any shape: which ones in place takes is the run plan's decision
+  // (plan_inplace_shape); a rectangle must have no gaps between its rows.
   explicit MemoryInplace(const HostMatrix& m) : m_(m) {
-    if (m.shape.rows != m.shape.cols)
-      throw Error(ErrorKind::usage, "in-place needs a square matrix; the host matrix is " + to_string(m.shape));
+    if (m.shape.rows != m.shape.cols && m.ld && m.ld != m.shape.cols)
+      throw Error(ErrorKind::usage, "in place, a host matrix that is not square must have no gaps between rows (ld " +
+                                        std::to_string(m.ld) + ", " + std::to_string(m.shape.cols) + " columns)");
   }
   const MatrixInfo& info() const override { return m_.info(); }
   const Location& location() const override { return m_.location(); }

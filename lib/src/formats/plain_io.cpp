@@ -31,6 +31,24 @@ constexpr std::uint64_t kBounceBytes = std::uint64_t(2) << 20;
 
 std::atomic<bool> g_preallocate{true};
 
+// The test-only I/O log (plain_io.hpp): a flag read on every write keeps the
+// usual path to one relaxed load.
+std::atomic<bool> g_logging{false};
+std::function<void(const IoEvent&)>& io_log() {
+  static std::function<void(const IoEvent&)> log;
+  return log;
+}
+
+void log_write(int fd, const void* data, std::uint64_t n, std::uint64_t off) {
+  if (!g_logging.load(std::memory_order_relaxed)) return;
+  IoEvent e = IoEvent::linked(fd, "");
+  e.kind = IoEvent::write;
+  e.offset = off;
+  e.data = data;
+  e.size = n;
+  log_io(e);
+}
+
 [[noreturn]] void throw_write(int err, const std::string& name, std::uint64_t off) {
   throw Error(ErrorKind::io, "cannot write " + name + " at byte " + std::to_string(off) + ": " + std::strerror(err));
 }
@@ -102,6 +120,8 @@ void pwritev_rows(int fd, const unsigned char* src, std::uint64_t rows, std::uin
       off += std::uint64_t(n);
       advance(iov, first, std::uint64_t(n));
     }
+    for (std::uint64_t k = 0; k < batch; ++k)
+      log_write(fd, src + (r + k) * row_stride, row_bytes, off - (batch - k) * row_bytes);
     r += batch;
   }
 }
@@ -167,6 +187,7 @@ void pwrite_full(int fd, const void* buf, std::uint64_t n, std::uint64_t off, co
     }
     // A zero-byte write of a non-empty buffer only happens on a full device.
     if (put == 0) throw_write(ENOSPC, name, off);
+    log_write(fd, p, std::uint64_t(put), off);
     p += put;
     n -= std::uint64_t(put);
     off += std::uint64_t(put);
@@ -374,6 +395,40 @@ void sync_file(int fd, const std::string& name, bool data_only) {
     rc = data_only ? ::fdatasync(fd) : ::fsync(fd);
   } while (rc != 0 && errno == EINTR);
   if (rc != 0) throw_errno(ErrorKind::io, "cannot flush " + name + " to disk");
+  if (g_logging.load(std::memory_order_relaxed)) {
+    IoEvent e = IoEvent::linked(fd, "");
+    e.kind = IoEvent::sync;
+    e.data_only = data_only;
+    log_io(e);
+  }
+}
+
+IoEvent IoEvent::linked(int fd, const std::string& name) {
+  IoEvent e;
+  e.kind = link;
+  e.path = name;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) e.dev = std::uint64_t(st.st_dev), e.ino = std::uint64_t(st.st_ino);
+  return e;
+}
+
+IoEvent IoEvent::marked(const std::string& file, const std::string& value) {
+  IoEvent e;
+  e.kind = mark;
+  e.path = value;
+  struct stat st {};
+  if (::stat(file.c_str(), &st) == 0) e.dev = std::uint64_t(st.st_dev), e.ino = std::uint64_t(st.st_ino);
+  return e;
+}
+
+void set_io_log(std::function<void(const IoEvent&)> log) {
+  g_logging.store(false);
+  io_log() = std::move(log);
+  g_logging.store(bool(io_log()));
+}
+
+void log_io(const IoEvent& e) {
+  if (g_logging.load(std::memory_order_relaxed)) io_log()(e);
 }
 
 }  // namespace gt::fmt

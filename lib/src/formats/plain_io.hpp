@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "gtranspose/types.hpp"
@@ -116,5 +117,27 @@ void check_output_path(const std::string& path, bool force);
 Fd create_output_file(const std::string& tmp_path, const std::string& final_path);
 // fsync, gt::Error(io) on failure.
 void sync_file(int fd, const std::string& name, bool data_only);
+
+// --- test only: what reaches the disk, in order ---------------------------------
+//
+// The power-loss test (tests/host/job/test_journal_powerloss.cpp) records
+// every write and sync of plain I/O, and the journal's names, folder syncs
+// and marks, then rebuilds the files as a power loss at any moment could
+// leave them. A file is named by device and inode, as it lives on.
+struct IoEvent {
+  enum Kind { write, sync, link, unlink, folder_sync, mark };
+  Kind kind = write;
+  std::uint64_t dev = 0, ino = 0;  // write, sync, link (the file linked), mark (the file marked)
+  std::string path;                // link, unlink: the name; folder_sync: the folder; mark: the value ("" removed)
+  std::uint64_t offset = 0;
+  const void* data = nullptr;      // write: the bytes (valid during the call only)
+  std::uint64_t size = 0;
+  bool data_only = false;          // sync: fdatasync, which need not make an extended attribute durable
+  static IoEvent linked(int fd, const std::string& name);
+  static IoEvent marked(const std::string& file, const std::string& value);
+};
+// Installs the log (nullptr: none); called from any thread that writes.
+void set_io_log(std::function<void(const IoEvent&)> log);
+void log_io(const IoEvent& e);
 
 }  // namespace gt::fmt

@@ -233,13 +233,13 @@ std::unique_ptr<Sink> create_npy_sink(const Location& loc, const Source& src, co
 
 std::unique_ptr<InplaceMatrix> open_raw_inplace(const Location& loc, const OpenOptions& opts) {
   Opened o = open_raw(loc, opts, true);
-  require_square(o.info, loc.path);
+  require_inplace_shape(o.info, loc.path, false);
   return std::make_unique<PlainInplace>(loc, std::move(o));
 }
 
 std::unique_ptr<InplaceMatrix> open_npy_inplace(const Location& loc, const OpenOptions& opts) {
   Opened o = open_npy(loc, opts, true);
-  require_square(o.info, loc.path);
+  require_inplace_shape(o.info, loc.path, o.fortran);
   // A Fortran-order file goes through the mirrored access like any read:
   // slower, but the logical matrix is what gets transposed.
   return std::make_unique<PlainInplace>(loc, std::move(o));

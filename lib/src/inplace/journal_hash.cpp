@@ -1,5 +1,7 @@
-// The journal's checksum and its test hook (journal_detail.hpp).
+// The journal's checksum, its test hook and its test switches (journal_detail.hpp).
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <cstring>
 
 #include "inplace/journal_detail.hpp"
@@ -82,13 +84,51 @@ std::uint64_t StreamHash::digest() const {
 
 void set_hook(std::function<void(Point)> h) { hook() = std::move(h); }
 
+namespace {
+std::atomic<int> g_skipped{int(Barrier::count)};
+std::atomic<bool> g_no_xattrs{false};
+}  // namespace
+
+const char* barrier_name(Barrier b) {
+  switch (b) {
+    case Barrier::mark_synced: return "the matrix synced after it is marked";
+    case Barrier::header_synced: return "the journal's first header synced before it is named";
+    case Barrier::folder_synced: return "the journal's folder synced after it is named";
+    case Barrier::journal_synced: return "each batch's journal data and header synced";
+    case Barrier::matrix_flushed: return "each batch's matrix writes flushed";
+    case Barrier::final_synced: return "the last header synced";
+    case Barrier::final_flushed: return "the last tiles b flushed";
+    case Barrier::removal_synced: return "the folder synced after the journal is removed";
+    case Barrier::recovery_flushed: return "recovery's matrix writes flushed";
+    case Barrier::recovery_synced: return "recovery's headers synced";
+    case Barrier::saved_synced: return "a permutation group's saved rows synced";
+    case Barrier::step_flushed: return "each permutation step's moves flushed";
+    case Barrier::step_synced: return "each permutation step's header synced";
+    case Barrier::end_marked: return "the journal's end header synced before a .npy header changes";
+    case Barrier::end_synced: return "a .npy header's new shape synced";
+    case Barrier::count: break;
+  }
+  return "none";
+}
+
+void set_skipped_barrier(Barrier b) { g_skipped.store(int(b)); }
+void set_xattrs_unsupported(bool on) { g_no_xattrs.store(on); }
+
 }  // namespace journal_detail
 
 namespace journal_impl {
 
 void hit(journal_detail::Point p) {
-  if (auto& h = journal_detail::hook()) h(p);
+  // A batch's two sides run on two threads: one call of the hook at a time.
+  static std::mutex mu;
+  if (auto& h = journal_detail::hook()) {
+    std::lock_guard<std::mutex> lk(mu);
+    h(p);
+  }
 }
+
+bool barrier_skipped(Barrier b) { return journal_detail::g_skipped.load(std::memory_order_relaxed) == int(b); }
+bool xattrs_disabled() { return journal_detail::g_no_xattrs.load(std::memory_order_relaxed); }
 
 }  // namespace journal_impl
 

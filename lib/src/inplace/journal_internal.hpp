@@ -1,6 +1,6 @@
-// The journal's internals (inplace/journal*.cpp): the on-disk header, and
-// the journaled InplaceWriter. The protocol is in gtranspose/journal.hpp, the
-// file layout and recovery's case analysis at the top of journal.cpp.
+// The journal's internals (inplace/journal*.cpp): the on-disk header, a
+// pair's parts, and the journaled InplaceWriter. The protocol is in
+// gtranspose/journal.hpp, the file layout at the top of journal.cpp.
 #pragma once
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,8 +9,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -22,42 +25,73 @@
 
 namespace gt::journal_impl {
 
+using journal_detail::Barrier;
 using journal_detail::Point;
 using journal_detail::StreamHash;
 using Clock = std::chrono::steady_clock;
 
 // Calls the test hook (journal_detail::set_hook) at point p.
 void hit(Point p);
+// Runs fn unless the test switch skips barrier b.
+bool barrier_skipped(Barrier b);
+template <class F>
+void barrier(Barrier b, F&& fn) {
+  if (!barrier_skipped(b)) fn();
+}
+bool xattrs_disabled();
 
 // --- the on-disk header -------------------------------------------------------
 
-enum class Phase : std::uint32_t { idle = 0, saved = 1, a_written = 2 };
-
 constexpr char kMagic[8] = {'G', 'T', 'J', 'O', 'U', 'R', 'N', 'L'};
-constexpr std::uint32_t kVersion = 1;
+// 1: one data area, four syncs a batch, whole diagonal tiles journaled.
+// 2: data regions in turn, two syncs a batch, verified recovery.
+constexpr std::uint32_t kVersion = 2;
 constexpr std::uint64_t kSlotBytes = 4096;
 constexpr std::uint64_t kDataOffset = 2 * kSlotBytes;
 constexpr std::size_t kNameBytes = 512;
 constexpr std::uint64_t kDefaultRecoveryBytes = std::uint64_t(64) << 20;
+// The extended attribute that names a matrix's pending journal.
+constexpr const char* kMarkName = "user.gtranspose.journal";
 
-struct Header {
+// What every version's header starts with: enough to tell whose journal it is.
+struct HeaderPrefix {
   char magic[8];
   std::uint32_t version;
-  std::uint32_t size;        // sizeof(Header)
+  std::uint32_t size;        // sizeof(Header) of that version; the header's checksum is its last 8 bytes
   std::uint64_t seq;         // increases with every write; slot = seq & 1
-  std::uint32_t phase;       // Phase
+  std::uint32_t phase;       // version 2: kHasPrev | kHasCur
   std::uint32_t format;      // gt::Format of the matrix
-  // The plan.
   std::uint64_t n, elem_size, block, pairs;
-  // The matrix's identity.
   std::uint64_t file_size;   // not compared for HDF5, whose file may grow as chunks are rewritten
   std::uint64_t dev, ino;    // of the matrix file
   std::uint64_t folder_dev;  // of the journal's folder: tells a renumbered device from another file
+};
+
+// A batch the header describes, and its journal data.
+struct BatchRecord {
+  std::uint64_t first, count;    // pairs [first, first + count)
+  std::uint64_t offset, bytes;   // its journal data in the journal file
+  std::uint64_t data_sum;        // StreamHash of those bytes
+  std::uint64_t a_sum;           // its tiles a as they were before it (sum_of_sums over its pairs)
+  std::uint64_t end() const { return first + count; }
+};
+
+constexpr std::uint32_t kHasPrev = 1;  // prev: its tiles a durable, its tiles b written from the journal
+constexpr std::uint32_t kHasCur = 2;   // cur: its journal data durable, its tiles b still original
+constexpr std::uint32_t kPermute = 4;  // a permutation group in flight: its saved segments durable
+
+struct Header {
+  HeaderPrefix p;
   std::uint64_t dataset_hash, dataset_len;
   char dataset[kNameBytes];  // the HDF5 dataset (its start, for messages), "" otherwise
-  // Progress.
-  std::uint64_t done;        // pairs below this are complete and durable
-  std::uint64_t batch_first, batch_count, batch_bytes, data_sum;  // the batch in flight (saved, a_written)
+  std::uint64_t done;        // pairs below this are complete and durable (of the stage's block)
+  BatchRecord prev, cur;
+  // A rectangle's stages (journal.hpp, InplaceStage); a square has one.
+  std::uint64_t cols;        // the matrix's columns (p.n its rows); block and pairs are the blocks'
+  std::uint64_t stage;       // the inplace_stages() index this header is about
+  std::uint64_t group, step; // permutation: the group in flight, and its next step (those below are durable)
+  std::uint64_t chains, chain_length;  // permutation: the plan its groups were cut with
+  BatchRecord saved;         // permutation: the group's saved segments (count: its chains)
   std::uint64_t header_sum;  // over every byte above
 };
 static_assert(std::is_trivially_copyable<Header>::value && std::is_standard_layout<Header>::value,
@@ -67,125 +101,216 @@ static_assert(sizeof(Header) == offsetof(Header, header_sum) + 8, "no padding af
 
 std::uint64_t header_sum(const Header& h);
 bool valid(const Header& h);
+// The prefix of a header slot of any version whose checksum holds; nullopt otherwise.
+std::optional<HeaderPrefix> valid_prefix(const unsigned char* slot, std::size_t n);
 std::string shape_text(std::uint64_t n);
 std::string dataset_text(const Header& h);
 // What differs between the matrix a journal was written for and this one
 // ("" when they are the same).
 std::string mismatch(const Header& j, const Header& now);
+// Reads header slot `slot` (0 or 1) into buf (kSlotBytes, zero past the end
+// of the file); returns the bytes the file held there.
+std::size_t read_slot(int fd, std::uint64_t slot, unsigned char* buf, const std::string& name);
 // Reads up to n bytes at off; false at the end of the file.
 bool pread_exact(int fd, void* buf, std::uint64_t n, std::uint64_t off, const std::string& name);
 // Makes the folder of `path` durable (its new or removed names).
 void sync_folder(const std::string& path);
+// The sum of a batch's per-pair sums, or of a stream's chunk sums.
+std::uint64_t sum_of_sums(const std::vector<std::uint64_t>& sums);
+
+// Journal data is checksummed in chunks of this many bytes of its stream,
+// so several threads can checksum one batch: its sum is sum_of_sums() of
+// the chunks' StreamHash digests. ChunkedHash gives the same from a stream
+// fed in pieces of any size (recovery reads it from the journal or the matrix).
+constexpr std::uint64_t kHashChunk = std::uint64_t(1) << 20;
+class ChunkedHash {
+ public:
+  void update(const void* data, std::size_t n) {
+    auto p = static_cast<const unsigned char*>(data);
+    while (n) {
+      const std::size_t take = std::size_t(std::min<std::uint64_t>(n, kHashChunk - fill_));
+      cur_.update(p, take);
+      p += take, n -= take, fill_ += take;
+      if (fill_ == kHashChunk) {
+        sums_.push_back(cur_.digest());
+        cur_ = StreamHash();
+        fill_ = 0;
+      }
+    }
+  }
+  std::uint64_t digest() const {
+    std::vector<std::uint64_t> all = sums_;
+    if (fill_) all.push_back(cur_.digest());
+    return sum_of_sums(all);
+  }
+
+ private:
+  StreamHash cur_;
+  std::uint64_t fill_ = 0;
+  std::vector<std::uint64_t> sums_;
+};
+
+// --- identity (identity.cpp) ----------------------------------------------------
+
+std::string canonical_path(const std::string& path);
+// The journal the file's mark names ("" without one).
+std::string read_mark(const std::string& matrix);
+// Sets the mark; false where the file system keeps no user extended attributes.
+bool set_mark(const std::string& matrix, const std::string& journal);
+void clear_mark(const std::string& matrix, const std::string& journal);
+bool marks_supported(const std::string& matrix);
+
+// --- a pair's parts (journal_parts.cpp) ----------------------------------------
+//
+// Of pair p: the journal part J (tile b's new content; on the diagonal its
+// new strictly lower triangle, row by row), the A part (tile a's new content;
+// on the diagonal the new strictly upper triangle) and the B part (J, put
+// where it goes in the matrix). A 1x1 diagonal tile has none.
+
+std::uint64_t journal_bytes_of(const TilePair& p, std::size_t es);
+
+// Buffers recovery and the writer's fallback use, bounded by `bytes` each.
+struct Scratch {
+  std::uint64_t bytes = 0;
+  std::vector<unsigned char> a, b;
+};
+
+// The A and B parts, from the engine's buffers.
+void write_a_part(InplaceMatrix& m, const PairWrite& w, std::size_t es);
+void write_b_part(InplaceMatrix& m, const PairWrite& w, std::size_t es);
+// Tile a's checksum as source_sum() gives it, from new_b (the writer's fallback).
+std::uint64_t a_sum_from_new_b(const PairWrite& w, std::size_t es, Scratch& s);
+// Recovery: the A part again from tile b (still original) in the matrix.
+void redo_a_part(InplaceMatrix& m, const TilePair& p, std::size_t es, Scratch& s);
+// Recovery: the B part from J at off in the journal; returns J's bytes.
+std::uint64_t rewrite_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es, int fd, const std::string& name,
+                             std::uint64_t off, Scratch& s);
+// Recovery: what the matrix holds where the B part goes, fed to `sum` in J's order.
+void hash_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es, ChunkedHash& sum, Scratch& s);
+// Recovery: tile a as the matrix holds it, summed as source_sum() does.
+std::uint64_t hash_tile_a(InplaceMatrix& m, const TilePair& p, std::size_t es, Scratch& s);
 
 // --- the journaled writer -----------------------------------------------------
 
-class Journal final : public InplaceWriter {
+class Journal final : public InplaceStages {
  public:
   Journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mode, std::uint64_t host_mem);
   // Never removes the journal: only finish() does, once the matrix is complete.
   ~Journal() override = default;
 
-  std::uint64_t required_block() const override { return resumed_ ? h_.block : 0; }
-  std::uint64_t first_pair() const override { return start_; }
+  std::uint64_t required_block() const override { return resuming() ? h_.p.block : 0; }
+  std::uint64_t first_pair() const override { return resuming() ? start_ : 0; }
   std::uint64_t journal_bytes() const override { return bytes_; }
-  double journal_seconds() const override { return secs_; }
+  std::vector<StageStat> stage_stats() const override {
+    return {{"journal", secs_, bytes_}, {"journal sync", sync_secs_, 0}, {"matrix writes", matrix_secs_, 0},
+            {"matrix flush", flush_secs_, 0}, {"overlap wait", wait_secs_, 0}};
+  }
+  std::uint64_t journal_syncs() const override { return syncs_; }
+  std::uint64_t matrix_flushes() const override { return flushes_; }
+  int batches_kept() const override { return 2; }
+  bool wants_source_sums() const override { return true; }
+  std::uint64_t source_sum(const void* tile, std::uint64_t bytes) const override {
+    return journal_detail::hash_bytes(tile, std::size_t(bytes));
+  }
 
   void begin(const PairGrid& plan) override;
-
   void write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch) override;
-
   void finish(InplaceMatrix& m) override;
+
+  // A rectangle's stages (journal_permute.cpp).
+  Shape shape() const override { return {id_.p.n, id_.cols}; }
+  std::uint64_t next_stage() const override { return next_stage_; }
+  void start_stage(std::uint64_t stage) override;
+  void permute(InplaceMatrix& whole, const PermutePlan& plan) override;
+  void end(InplaceMatrix& whole) override;
+  std::uint64_t stage_bytes() const override { return moved_; }
 
  private:
   template <class F>
-  void timed(F&& fn) {
+  static void timed(double& into, F&& fn) {
     const auto t0 = Clock::now();
     fn();
-    secs_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    into += std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  template <class F>
+  void timed(F&& fn) {
+    timed(secs_, fn);
   }
 
   // The identity and shape of the matrix, as a header without a plan.
   Header identity(const InplaceMatrix& m) const;
-
-  // Checks that `w` is pair `index` of the plan; adds its tile b's bytes.
-  void check_pair(const PairWrite& w, std::uint64_t index, std::uint64_t& bytes, bool& any_a) const;
-
+  // Refuses a fresh run where a journal exists, or could not be found from every name of the file.
+  void check_fresh();
+  // Checks that `w` is pair `index` of the plan.
+  void check_pair(const PairWrite& w, std::uint64_t index) const;
+  // Where the next batch's journal data goes: clear of the data of the two
+  // batches the durable header may still need.
+  std::uint64_t place(std::uint64_t bytes) const;
   // Writes header h as the next one (its sequence number follows the last).
   void put_header(Header& h);
+  void sync_journal(Barrier b);
+  void flush_now(InplaceMatrix& m, Barrier b);
+  // Allocates the journal's blocks up to `end` (where the file system can).
+  void reserve(std::uint64_t end);
+  // Runs journal_side on this thread while another writes what the durable
+  // header allows to the matrix (prev_'s tiles b, cur_'s tiles a) and
+  // flushes it; one after the other for small batches.
+  void overlap(InplaceMatrix& m, std::uint64_t bytes, const std::function<void()>& journal_side);
+  // journal_batch.cpp: a batch's journal data written at offset, returning
+  // its checksum; tiles b of one batch and tiles a of another written to the matrix.
+  std::uint64_t put_batch_data(const std::vector<PairWrite>& batch, std::uint64_t offset);
+  void write_parts(InplaceMatrix& m, const std::vector<PairWrite>& b_of, const std::vector<PairWrite>& a_of);
 
-  void sync_journal();
+  // The resumed stage is the one running (a resumed run's block keeps its tiles).
+  bool resuming() const { return resumed_ && stage_ == resumed_stage_; }
+  // The journal removed, its folder synced, the matrix's mark cleared.
+  void remove();
 
   // A fresh run: the journal's first header is written and made durable
   // before the journal gets its name, so a journal under its name always has
   // a valid header; the naming fails if one exists already. The file is made
   // unnamed (O_TMPFILE) in the journal's folder and linked to its name, so a
-  // kill before that leaves nothing behind. Where the file system cannot make
-  // or link unnamed files, it is made under a temporary name (which a kill -9
-  // in those few milliseconds leaves in the folder: no signal handler runs).
-  void create(const PairGrid& plan);
+  // kill before that leaves nothing behind; where the file system cannot, it
+  // is made under a temporary name. The matrix is marked (xattr) before.
+  void create(std::uint64_t block, std::uint64_t pairs);
+  void make_file();
+  bool create_unnamed(const std::string& exists);
+  void start_file(int fd);
 
-  // The journal as an unnamed file in its folder, started by `start` and
-  // then linked to its name. False, with nothing created, where the file
-  // system has no unnamed files or they cannot be linked (no /proc); the
-  // caller then makes it under a temporary name, which reports the errors.
-  template <class Start>
-  bool create_unnamed(const Start& start, const std::string& exists) {
-#ifdef O_TMPFILE
-    const int fd = ::open(paths::dir_of(path_).c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
-    if (fd < 0) return false;  // EOPNOTSUPP, EISDIR (older kernels), EACCES...: the named way says why
-    start(fd);
-    // Linking an unnamed file goes through /proc (AT_EMPTY_PATH would need
-    // CAP_DAC_READ_SEARCH); like link(2), it fails if the name exists.
-    const std::string self = "/proc/self/fd/" + std::to_string(fd_.get());
-    for (bool via_proc : {true, false}) {
-      if ((via_proc ? ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path_.c_str(), AT_SYMLINK_FOLLOW)
-                    : ::linkat(fd_.get(), "", AT_FDCWD, path_.c_str(), AT_EMPTY_PATH)) == 0) {
-        hit(Point::named);
-        return true;
-      }
-      if (errno == EEXIST) throw Error(ErrorKind::input, exists);
-    }
-    fd_.reset();  // the unnamed file goes with its descriptor
-#else
-    (void)start;
-    (void)exists;
-#endif
-    return false;
-  }
-
-  // a resumed run: read the journal, check it belongs to this matrix, finish the
-  // interrupted batch.
+  // A resumed run: read the journal, check it belongs to this matrix, finish
+  // the interrupted batches (journal_recover.cpp).
   void resume(InplaceMatrix& m);
-
   void recover(InplaceMatrix& m);
-
-  // Bytes one recovery buffer may hold (two are used at once).
+  // A permutation group in flight: its saved segments verified (journal_permute.cpp).
+  void recover_permute(InplaceMatrix& whole);
+  [[noreturn]] void no_valid_header(std::uint64_t size) const;
+  void check_consistent(const Header& h) const;
+  bool data_valid(const BatchRecord& b);
   std::uint64_t buffer_bytes() const;
-  // Rows of a tile `w` elements wide per strip of a recovery buffer.
-  std::uint64_t strip_rows(std::uint64_t w) const;
-
-  // True when the journal holds the whole batch the header describes.
-  bool data_valid();
-
-  // Step 2 again, from the matrix: every tile b of the batch is still
-  // original, and the new tile a is its transpose. Strips of tile b's rows
-  // become strips of tile a's columns.
-  void redo_tiles_a(InplaceMatrix& m);
-
-  // Step 4 again, from the journal's copy of the new tiles b.
-  void rewrite_tiles_b(InplaceMatrix& m);
+  std::string pairs_text(const BatchRecord& b) const;
 
   std::string matrix_, path_;
   std::uint64_t host_mem_ = 0;
+  InplaceShape shape_;
+  std::vector<InplaceStage> stages_;
+  std::uint64_t stage_ = 0, next_stage_ = 0, resumed_stage_ = 0;
+  bool created_ = false, resave_ = false;  // resave_: a group's saved segments are taken again (step 0, damaged)
+  std::uint64_t moved_ = 0;
   Header id_{};   // the matrix as it is now
   Header h_{};    // the last header read or written
   fmt::Fd fd_;
   std::optional<PairGrid> plan_;
-  bool resumed_ = false, begun_ = false, finished_ = false, matrix_dirty_ = false;
+  bool resumed_ = false, begun_ = false, finished_ = false, marked_ = false;
   std::uint64_t start_ = 0;  // where a resumed run goes on
   std::uint64_t next_ = 0;   // the next pair to write
-  std::uint64_t bytes_ = 0;
-  double secs_ = 0;
+  // The batches the durable header describes, as the engine handed them
+  // over (it keeps their buffers: batches_kept()): cur_ (saved: its tiles a
+  // go to the matrix next) and prev_ (its tiles a durable: its tiles b next).
+  std::vector<PairWrite> cur_, prev_;
+  Scratch scratch_;
+  std::uint64_t bytes_ = 0, syncs_ = 0, flushes_ = 0;
+  std::uint64_t reserved_ = kDataOffset;  // blocks allocated below this
+  double secs_ = 0, sync_secs_ = 0, matrix_secs_ = 0, flush_secs_ = 0, wait_secs_ = 0;
 };
 
 }  // namespace gt::journal_impl

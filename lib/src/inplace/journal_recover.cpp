@@ -1,90 +1,229 @@
 // Recovery of an interrupted in-place run (a resumed run): read the journal,
-// check it belongs to this matrix, finish the interrupted batch. The cases
-// are listed at the top of journal.cpp.
+// check it belongs to this matrix, finish the interrupted batches.
+//
+// The latest valid header describes at most two batches (journal.cpp):
+//   prev  its tiles a are durable; its tiles b may be partly written. Data
+//         valid: write them again from the journal. Data invalid (damaged,
+//         since no batch's data is overwritten while a durable header needs
+//         it): complete if the matrix's tiles b already hold what the data
+//         held (their checksum, read in the data's order); otherwise refused.
+//   cur   its data is durable, its tiles a may be partly written, its tiles
+//         b are original (they are written only after a header moves the
+//         batch to prev). Data valid: redo tiles a from tiles b, make them
+//         durable and say so (the batch becomes prev), then write tiles b.
+//         Data invalid: if tiles a still hold what they held before the
+//         batch (their checksum, taken as the engine read them), the batch
+//         starts over; otherwise refused.
+// A refusal says which pairs are partly rewritten and that the matrix
+// cannot be finished from this journal; the journal is kept.
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
 
-#include "gtranspose/cpu_transpose.hpp"
 #include "inplace/journal_internal.hpp"
 
 namespace gt::journal_impl {
 
+void Journal::no_valid_header(std::uint64_t size) const {
+  // Its first header is durable before it has a name, so a journal without
+  // one was damaged since: nothing says how far the run got, and nothing
+  // proves the matrix unchanged.
+  throw Error(ErrorKind::input, path_ + " holds no valid header (" + std::to_string(size) + " bytes), so it cannot say how "
+                                "far the interrupted run got: " + matrix_ + " may be unchanged or partly transposed and "
+                                "cannot be finished from it; restore " + matrix_ + " from a copy, then remove " + path_);
+}
+
+void Journal::check_consistent(const Header& h) const {
+  const std::uint64_t side = shape_.side;
+  const bool pairs_phase = h.p.phase & (kHasPrev | kHasCur);
+  bool ok = h.stage < stages_.size() && (h.p.phase & ~(kHasPrev | kHasCur | kPermute)) == 0 &&
+            !(pairs_phase && (h.p.phase & kPermute));
+  if (ok && h.p.block)
+    ok = h.p.block <= side && h.p.pairs == PairGrid::with_block(side, h.p.block).count() && h.done <= h.p.pairs;
+  const auto batch_ok = [&](const BatchRecord& b) {
+    return h.p.block && b.count >= 1 && b.first <= h.p.pairs && b.count <= h.p.pairs - b.first &&
+           b.offset >= kDataOffset && b.offset + b.bytes >= b.offset;
+  };
+  if (ok && (h.p.phase & kHasPrev)) ok = batch_ok(h.prev) && h.done == h.prev.first;
+  if (ok && (h.p.phase & kHasCur)) {
+    ok = batch_ok(h.cur) && h.cur.first == ((h.p.phase & kHasPrev) ? h.prev.end() : h.done);
+    if (ok && (h.p.phase & kHasPrev))
+      ok = h.cur.offset >= h.prev.offset + h.prev.bytes || h.prev.offset >= h.cur.offset + h.cur.bytes;
+  }
+  if (ok && (h.p.phase & kPermute))
+    ok = stages_[h.stage].kind == InplaceStage::permute && h.chains >= 1 && h.chain_length >= 1 &&
+         h.saved.offset >= kDataOffset && h.saved.count >= 1 && h.saved.bytes == h.saved.count * side * h.p.elem_size;
+  if (!ok)
+    throw Error(ErrorKind::input, path_ + " is damaged (its header does not describe a plan for " + matrix_ +
+                                      "): " + matrix_ + " cannot be finished from it; restore it from a copy");
+}
+
 void Journal::resume(InplaceMatrix& m) {
-  int fd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT)
+  std::string found = find_journal(matrix_);
+  // A journal under the file's name that names another file: open it anyway,
+  // so that the refusal says whose it is.
+  if (found.empty() && fmt::path_exists(path_)) found = path_;
+  if (found.empty())
     throw Error(ErrorKind::usage, "nothing to resume: " + matrix_ + " has no journal (" + path_ +
                                       "); run without {resume}");
+  path_ = found;
+  int fd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw_errno(ErrorKind::input, "cannot open the journal " + path_);
   fd_ = fmt::Fd(fd);
 
   std::optional<Header> best;
+  std::uint32_t other_version = 0;
   for (std::uint64_t slot = 0; slot < 2; ++slot) {
+    unsigned char buf[kSlotBytes];
+    const std::size_t got = read_slot(fd_.get(), slot, buf, path_);
+    const std::optional<HeaderPrefix> pre = valid_prefix(buf, got);
+    if (!pre) continue;
+    if (pre->version != kVersion) {
+      other_version = pre->version;
+      continue;
+    }
     Header h{};
-    if (pread_exact(fd_.get(), &h, sizeof h, slot * kSlotBytes, path_) && valid(h) && (h.seq & 1) == slot &&
-        (!best || h.seq > best->seq))
-      best = h;
+    std::memcpy(&h, buf, sizeof h);
+    if (valid(h) && (h.p.seq & 1) == slot && (!best || h.p.seq > best->p.seq)) best = h;
   }
-  if (!best) {
-    struct stat st {};
-    if (::fstat(fd_.get(), &st) == 0 && std::uint64_t(st.st_size) <= kDataOffset)
-      throw Error(ErrorKind::input, path_ + " holds no complete header: the run that made it stopped before it wrote to " +
-                                        matrix_ + ", which is unchanged; remove " + path_ + " and run again without {resume}");
-    throw Error(ErrorKind::input, path_ + " is damaged (neither copy of its header is valid), so " + matrix_ +
-                                      " cannot be finished from it: restore the matrix from a copy");
-  }
+  if (!best && other_version)
+    throw Error(ErrorKind::input, path_ + " was written by another version of gtranspose (journal version " +
+                                      std::to_string(other_version) + "; this one reads version " +
+                                      std::to_string(kVersion) + "): finish " + matrix_ +
+                                      " with the version that began it, with {in_place} {resume}");
+  if (!best) no_valid_header(fmt::file_size(fd_.get(), path_));
   const Header& h = *best;
-  const std::string why = mismatch(h, id_);
+  // The run's shape is the journal's: at its end stage a .npy header may
+  // already say the transpose's.
+  const bool at_end = [&] {
+    try {
+      const auto st = inplace_stages(plan_inplace_shape({h.p.n, h.cols}, matrix_));
+      return h.stage < st.size() && st[h.stage].kind == InplaceStage::end;
+    } catch (const Error&) {
+      return false;
+    }
+  }();
+  Header now = id_;
+  if (at_end && now.p.n == h.cols && now.cols == h.p.n) std::swap(now.p.n, now.cols);
+  const std::string why = mismatch(h, now);
   if (!why.empty())
     throw Error(ErrorKind::input, path_ + " was written for " + why + ": it cannot finish " + matrix_ +
                                       " (left untouched); put back the file it belongs to and rerun with {resume}");
-  const Phase phase = Phase(h.phase);
-  const bool consistent =
-      h.block >= 1 && h.block <= h.n && h.pairs == PairGrid::with_block(h.n, h.block).count() &&
-      h.done <= h.pairs && (phase == Phase::idle || phase == Phase::saved || phase == Phase::a_written) &&
-      (phase == Phase::idle || (h.batch_count >= 1 && h.batch_first == h.done && h.batch_count <= h.pairs - h.done));
-  if (!consistent)
-    throw Error(ErrorKind::input, path_ + " is damaged (its header does not describe a plan for " + matrix_ +
-                                      "): restore the matrix from a copy");
+  id_ = now;
+  shape_ = plan_inplace_shape({h.p.n, h.cols}, matrix_);
+  stages_ = inplace_stages(shape_);
+  check_consistent(h);
   h_ = h;
-  resumed_ = true;
-  plan_.emplace(PairGrid::with_block(h.n, h.block));
-  recover(m);
+  resumed_ = created_ = true;
+  stage_ = resumed_stage_ = next_stage_ = h.stage;
+  marked_ = !read_mark(matrix_).empty();
+  const InplaceStage& st = stages_[h.stage];
+  if (st.kind == InplaceStage::block && h.p.block) {
+    plan_.emplace(PairGrid::with_block(shape_.side, h.p.block));
+    for (const BatchRecord* b : {&h.prev, &h.cur}) {
+      std::uint64_t want = 0;
+      for (std::uint64_t k = b->first; k < b->end(); ++k) want += journal_bytes_of(plan_->pair(k), h.p.elem_size);
+      const bool used = b == &h.prev ? (h.p.phase & kHasPrev) : (h.p.phase & kHasCur);
+      if (used && want != b->bytes)
+        throw Error(ErrorKind::input, path_ + " is damaged (its batch size does not match its plan): restore " +
+                                          matrix_ + " from a copy");
+    }
+    // A square's block is the matrix; a rectangle's, a view of it.
+    if (stages_.size() == 1) {
+      recover(m);
+    } else {
+      const auto view = block_view(m, shape_, st.index);
+      recover(*view);
+    }
+    if (start_ == h.p.pairs && stages_.size() > 1) next_stage_ = h.stage + 1;
+  } else if (st.kind == InplaceStage::permute && (h.p.phase & kPermute)) {
+    recover_permute(m);
+  } else if (st.kind == InplaceStage::block && stages_.size() > 1) {
+    start_ = 0;  // a stage begun with nothing of it written yet
+  }
   plan_.reset();  // begin() installs the engine's plan
 }
 
+std::string Journal::pairs_text(const BatchRecord& b) const {
+  return b.count == 1 ? "tile pair " + std::to_string(b.first)
+                      : "tile pairs " + std::to_string(b.first) + "-" + std::to_string(b.end() - 1);
+}
+
 void Journal::recover(InplaceMatrix& m) {
-  const Phase phase = Phase(h_.phase);
+  const std::size_t es = id_.p.elem_size;
+  Scratch s;
+  s.bytes = buffer_bytes();
+  const bool has_prev = h_.p.phase & kHasPrev, has_cur = h_.p.phase & kHasCur;
+  const std::string damaged = path_ + " is damaged: its copy of ";
+  const std::string lost = " cannot be finished from it; restore it from a copy (pairs below " +
+                           std::to_string(h_.done) + " are complete)";
   std::uint64_t next = h_.done;
-  if (phase != Phase::idle) {
-    const std::uint64_t end = h_.batch_first + h_.batch_count;
-    const bool data_ok = data_valid();
-    if (!data_ok) {
-      next = phase == Phase::saved ? h_.batch_first : end;
-    } else {
-      if (phase == Phase::saved) {
-        redo_tiles_a(m);
-        m.flush();
-        hit(Point::a_flushed);
-        Header h = h_;
-        h.phase = std::uint32_t(Phase::a_written);
-        put_header(h);
-        hit(Point::a_marked);
-        sync_journal();
-        hit(Point::a_marked_synced);
+  bool wrote = false;
+
+  if (has_prev) {
+    const BatchRecord b = h_.prev;
+    if (data_valid(b)) {
+      std::uint64_t off = b.offset;
+      for (std::uint64_t k = b.first; k < b.end(); ++k) {
+        off += rewrite_b_part(m, plan_->pair(k), es, fd_.get(), path_, off, s);
+        hit(Point::b_tile);
       }
-      rewrite_tiles_b(m);
-      m.flush();
-      hit(Point::recovered);
-      next = end;
+      wrote = true;
+    } else {
+      ChunkedHash sum;
+      for (std::uint64_t k = b.first; k < b.end(); ++k) hash_b_part(m, plan_->pair(k), es, sum, s);
+      if (sum.digest() != b.data_sum)
+        throw Error(ErrorKind::input, damaged + pairs_text(b) + " fails its checksum, and those pairs of " + matrix_ +
+                                          " hold new tiles a and partly written tiles b, so it" + lost);
     }
+    next = b.end();
+  }
+  if (has_cur) {
+    const BatchRecord b = h_.cur;  // a copy: put_header() below replaces h_
+    if (data_valid(b)) {
+      for (std::uint64_t k = b.first; k < b.end(); ++k) {
+        redo_a_part(m, plan_->pair(k), es, s);
+        hit(Point::a_tile);
+      }
+      // Tiles a durable, and the header says so, before any tile b changes:
+      // until then, a crash redoes tiles a from tiles b again.
+      barrier(Barrier::recovery_flushed, [&] { m.flush(); });
+      hit(Point::matrix_flushed);
+      Header h = h_;
+      h.p.phase = kHasPrev;
+      h.prev = b;
+      h.cur = {};
+      h.done = b.first;
+      put_header(h);
+      barrier(Barrier::recovery_synced, [&] { fmt::sync_file(fd_.get(), path_, true); });
+      hit(Point::saved_synced);
+      std::uint64_t off = b.offset;
+      for (std::uint64_t k = b.first; k < b.end(); ++k) {
+        off += rewrite_b_part(m, plan_->pair(k), es, fd_.get(), path_, off, s);
+        hit(Point::b_tile);
+      }
+      wrote = true;
+      next = b.end();
+    } else {
+      std::vector<std::uint64_t> sums;
+      for (std::uint64_t k = b.first; k < b.end(); ++k) sums.push_back(hash_tile_a(m, plan_->pair(k), es, s));
+      if (sum_of_sums(sums) != b.a_sum)
+        throw Error(ErrorKind::input, damaged + pairs_text(b) + " fails its checksum, and tiles a of those pairs of " +
+                                          matrix_ + " are partly rewritten, so it" + lost);
+      next = b.first;  // tiles a as they were: the batch starts over
+    }
+  }
+  if (has_prev || has_cur) {
+    if (wrote) barrier(Barrier::recovery_flushed, [&] { m.flush(); });
+    hit(Point::recovered);
     Header h = h_;
-    h.phase = std::uint32_t(Phase::idle);
+    h.p.phase = 0;
     h.done = next;
-    h.batch_first = h.batch_count = h.batch_bytes = h.data_sum = 0;
+    h.prev = h.cur = {};
     put_header(h);
-    sync_journal();
-    hit(Point::idle_synced);
+    barrier(Barrier::recovery_synced, [&] { fmt::sync_file(fd_.get(), path_, true); });
+    hit(Point::saved_synced);
   }
   next_ = start_ = next;
 }
@@ -94,65 +233,15 @@ std::uint64_t Journal::buffer_bytes() const {
   return total / 2;
 }
 
-std::uint64_t Journal::strip_rows(std::uint64_t w) const {
-  return std::max<std::uint64_t>(1, buffer_bytes() / (w * id_.elem_size));
-}
-
-bool Journal::data_valid() {
-  std::uint64_t expect = 0;
-  for (std::uint64_t k = h_.batch_first; k < h_.batch_first + h_.batch_count; ++k)
-    expect += plan_->pair(k).b.elems() * id_.elem_size;
-  if (expect != h_.batch_bytes)
-    throw Error(ErrorKind::input, path_ + " is damaged (its batch size does not match its plan): restore " + matrix_ +
-                                      " from a copy");
-  std::vector<unsigned char> buf(std::size_t(std::min(expect, buffer_bytes())));
-  StreamHash sum;
-  for (std::uint64_t off = 0; off < expect; off += buf.size()) {
-    const std::uint64_t n = std::min<std::uint64_t>(buf.size(), expect - off);
-    if (!pread_exact(fd_.get(), buf.data(), n, kDataOffset + off, path_)) return false;
+bool Journal::data_valid(const BatchRecord& b) {
+  std::vector<unsigned char> buf(std::size_t(std::min<std::uint64_t>(std::max<std::uint64_t>(b.bytes, 1), buffer_bytes())));
+  ChunkedHash sum;
+  for (std::uint64_t off = 0; off < b.bytes; off += buf.size()) {
+    const std::uint64_t n = std::min<std::uint64_t>(buf.size(), b.bytes - off);
+    if (!pread_exact(fd_.get(), buf.data(), n, b.offset + off, path_)) return false;
     sum.update(buf.data(), std::size_t(n));
   }
-  return sum.digest() == h_.data_sum;
-}
-
-void Journal::redo_tiles_a(InplaceMatrix& m) {
-  const std::size_t es = id_.elem_size;
-  std::vector<unsigned char> in, out;
-  for (std::uint64_t k = h_.batch_first; k < h_.batch_first + h_.batch_count; ++k) {
-    const TilePair p = plan_->pair(k);
-    if (p.diagonal()) continue;
-    const Tile& a = p.a;
-    const Tile& b = p.b;
-    const std::uint64_t rows = std::min(b.h, strip_rows(b.w));
-    in.resize(std::size_t(rows * b.w * es));
-    out.resize(in.size());
-    for (std::uint64_t r = 0; r < b.h; r += rows) {
-      const std::uint64_t h = std::min(rows, b.h - r);
-      m.read(b.r0 + r, b.c0, h, b.w, in.data(), b.w);
-      // One thread: recovery moves one batch, and a pool is not worth starting for it.
-      cpu_transpose(in.data(), h, b.w, b.w, out.data(), h, es, 1);
-      m.write(a.r0, a.c0 + r, b.w, h, out.data(), h);
-    }
-    hit(Point::a_tile);
-  }
-}
-
-void Journal::rewrite_tiles_b(InplaceMatrix& m) {
-  const std::size_t es = id_.elem_size;
-  std::vector<unsigned char> buf;
-  std::uint64_t off = kDataOffset;
-  for (std::uint64_t k = h_.batch_first; k < h_.batch_first + h_.batch_count; ++k) {
-    const Tile b = plan_->pair(k).b;
-    const std::uint64_t rows = std::min(b.h, strip_rows(b.w));
-    buf.resize(std::size_t(rows * b.w * es));
-    for (std::uint64_t r = 0; r < b.h; r += rows) {
-      const std::uint64_t h = std::min(rows, b.h - r);
-      fmt::pread_full(fd_.get(), buf.data(), h * b.w * es, off, path_);
-      m.write(b.r0 + r, b.c0, h, b.w, buf.data(), b.w);
-      off += h * b.w * es;
-    }
-    hit(Point::b_tile);
-  }
+  return sum.digest() == b.data_sum;
 }
 
 }  // namespace gt::journal_impl

@@ -10,6 +10,7 @@
 #include "gtranspose/error.hpp"
 #include "gtranspose/inplace_writer.hpp"
 #include "gtranspose/job.hpp"
+#include "gtranspose/journal.hpp"
 #include "gtranspose/memory.hpp"
 
 namespace gt {
@@ -99,17 +100,30 @@ struct InPlace {
   Range r;
 };
 
-InPlace check_in_place(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts) {
+InPlace check_in_place(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                       const HostOptions& opts) {
   const char* api = "gt::transpose_inplace";
   if (!data) usage(api, "data is a null pointer");
-  check_common(api, n, n, elem_size);
+  check_common(api, rows, cols, elem_size);
   InPlace a;
-  a.m = HostMatrix{data, {n, n}, elem_size, opts.ld_in ? opts.ld_in : n};
-  if (a.m.ld < n)
-    usage(api, "ld_in " + std::to_string(a.m.ld) + " is less than a row of the matrix (" + std::to_string(n) + ")");
+  a.m = HostMatrix{data, {rows, cols}, elem_size, opts.ld_in ? opts.ld_in : cols};
+  if (a.m.ld < cols)
+    usage(api, "ld_in " + std::to_string(a.m.ld) + " is less than a row of the matrix (" + std::to_string(cols) + ")");
   if (opts.ld_out != 0 && opts.ld_out != a.m.ld)
     usage(api, "ld_out " + std::to_string(opts.ld_out) + " differs from the matrix's leading dimension " +
                    std::to_string(a.m.ld) + ": in place, ld_in is the only one (leave ld_out 0)");
+  if (rows != cols) {
+    // The transpose of a rectangle has rows of another length: only a
+    // matrix with no gaps between its rows has room for them.
+    if (a.m.ld != cols)
+      usage(api, "a " + to_string(a.m.shape) + " rectangle with ld_in " + std::to_string(a.m.ld) +
+                     " cannot be transposed in place (its transpose's rows would not fit): leave ld_in 0");
+    try {
+      (void)plan_inplace_shape(a.m.shape, "the matrix");
+    } catch (const Error& e) {
+      usage(api, e.message());
+    }
+  }
   a.r = range_of(api, "in-place", a.m);
   return a;
 }
@@ -145,11 +159,18 @@ RunReport Transposer::transpose(const void* in, void* out, std::uint64_t rows, s
 }
 
 RunReport Transposer::transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts) {
-  InPlace a = check_in_place(data, n, elem_size, opts);
+  return transpose_inplace(data, n, n, elem_size, opts);
+}
+
+RunReport Transposer::transpose_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                                        const HostOptions& opts) {
+  InPlace a = check_in_place(data, rows, cols, elem_size, opts);
   if (kind() == EngineKind::cuda) a.m.memory = memory_kind("gt::transpose_inplace", "data", a.r);
   auto matrix = memory_inplace(a.m);
-  auto writer = plain_inplace_writer();
-  RunReport rep = execute_inplace(*engine_, *matrix, *writer, opts.run);
+  // Memory needs no journal: the plain writer, and a rectangle's
+  // permutation straight through.
+  auto stages = plain_inplace_stages(a.m.shape);
+  RunReport rep = execute_inplace_stages(*engine_, *matrix, *stages, opts.run);
   if (!note_.empty()) rep.notes.insert(rep.notes.begin(), note_);
   return rep;
 }
@@ -161,8 +182,13 @@ RunReport transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t
 }
 
 RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts) {
-  check_in_place(data, n, elem_size, opts);
-  return Transposer(opts.engine).transpose_inplace(data, n, elem_size, opts);
+  return transpose_inplace(data, n, n, elem_size, opts);
+}
+
+RunReport transpose_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                            const HostOptions& opts) {
+  check_in_place(data, rows, cols, elem_size, opts);
+  return Transposer(opts.engine).transpose_inplace(data, rows, cols, elem_size, opts);
 }
 
 }  // namespace gt

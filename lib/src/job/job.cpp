@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "core/stages.hpp"
@@ -15,6 +16,11 @@
 namespace gt {
 
 namespace {
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return !path.empty() && ::stat(path.c_str(), &st) == 0;
+}
 
 void check_request(const JobOptions& o) {
   if (o.input.empty()) throw Error(ErrorKind::usage, "no input given: name the matrix to transpose");
@@ -71,6 +77,7 @@ PlanRequest plan_request(const InplaceMatrix& m, const InplaceWriter& writer, co
   r.reserved_what = m.describe();
   r.in = traits_of(m.concurrent_io(), m.host_view());
   r.ordered_writes = writer.ordered();
+  r.kept_batches = writer.batches_kept();
   r.resumed_block = writer.required_block();
   r.first_pair = writer.first_pair();
   copy_options(r, opts);
@@ -89,14 +96,80 @@ RunReport execute(Engine& engine, Source& src, Sink& dst, const RunOptions& opts
   return r;
 }
 
+namespace {
+
+// The journal's own writes and syncs happened inside the write stage.
+void add_writer_stats(RunReport& r, const InplaceWriter& writer) {
+  if (!writer.journal_bytes()) return;
+  for (const StageStat& s : writer.stage_stats()) r.stage(s.name) = s;
+  r.notes.push_back("journal: " + format_bytes(writer.journal_bytes()) + " written for crash safety, " +
+                    std::to_string(writer.journal_syncs()) + " journal syncs, " +
+                    std::to_string(writer.matrix_flushes()) + " matrix flushes");
+}
+
+// Adds a stage's report to the run's: times and bytes add up.
+void add_stage(RunReport& r, const RunReport& s) {
+  r.wall_s += s.wall_s;
+  r.tiles += s.tiles;
+  for (const StageStat& st : s.stages) {
+    StageStat& t = r.stage(st.name);
+    t.busy_s += st.busy_s;
+    t.bytes += st.bytes;
+  }
+  for (const std::string& n : s.notes)
+    if (std::find(r.notes.begin(), r.notes.end(), n) == r.notes.end()) r.notes.push_back(n);
+}
+
+}  // namespace
+
+RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceStages& stages, const RunOptions& opts) {
+  const Shape shape = stages.shape();
+  if (shape.rows == shape.cols) return execute_inplace(engine, whole, stages, opts);
+  const InplaceShape is = plan_inplace_shape(shape, whole.describe());
+  const std::vector<InplaceStage> list = inplace_stages(is);
+  RunReport r;
+  bool first = true;
+  for (std::uint64_t i = stages.next_stage(); i < list.size(); ++i) {
+    stages.start_stage(i);
+    const InplaceStage& st = list[i];
+    if (st.kind == InplaceStage::block) {
+      const auto view = block_view(whole, is, st.index);
+      const RunPlan plan = plan_run(plan_request(*view, stages, opts), engine.caps(opts, whole.info().elem_size));
+      const RunReport b = engine.run_inplace(*view, stages, plan, opts);
+      if (first) {  // the engine's side of the report; times and stages add up below
+        RunReport meta = b;
+        meta.wall_s = r.wall_s, meta.tiles = 0, meta.stages = r.stages, meta.notes.clear();
+        r = meta;
+        first = false;
+      }
+      add_stage(r, b);
+      continue;
+    }
+    const auto t0 = Clock::now();
+    if (st.kind == InplaceStage::permute)
+      stages.permute(whole, plan_permute(is, whole.info().elem_size, opts.host_mem, whole.reserved_bytes()));
+    else
+      stages.end(whole);
+    const double s = seconds_between(t0, Clock::now());
+    r.wall_s += s;
+    if (st.kind == InplaceStage::permute) r.stage("permute") = {"permute", s, stages.stage_bytes()};
+  }
+  add_writer_stats(r, stages);
+  r.mode = mode_name(RunMode::in_place);
+  r.shape = shape;
+  r.elem_size = whole.info().elem_size;
+  r.bytes = whole.info().bytes();
+  r.notes.insert(r.notes.begin(), "rectangle in place: " + std::to_string(is.blocks) + " square blocks of " +
+                                      std::to_string(is.side) + " and a permutation of rows" +
+                                      (is.kind == InplaceShape::wide ? " (first)" : " (last)"));
+  r.input = r.output = whole.describe();
+  return r;
+}
+
 RunReport execute_inplace(Engine& engine, InplaceMatrix& m, InplaceWriter& writer, const RunOptions& opts) {
   const RunPlan plan = plan_run(plan_request(m, writer, opts), engine.caps(opts, m.info().elem_size));
   RunReport r = engine.run_inplace(m, writer, plan, opts);
-  // The journal's own writes and syncs happened inside the write stage.
-  if (writer.journal_bytes()) {
-    r.stage("journal") = {"journal", writer.journal_seconds(), writer.journal_bytes()};
-    r.notes.push_back("journal: " + format_bytes(writer.journal_bytes()) + " written for crash safety");
-  }
+  add_writer_stats(r, writer);
   r.input = r.output = m.describe();
   return r;
 }
@@ -109,25 +182,33 @@ RunReport run_job(const JobOptions& opts) {
   RunReport report;
   if (opts.in_place) {
     auto m = open_inplace(opts.input, opts.open);
-    // The engine writes through the journal beside the file; with resume,
-    // opening it finishes the interrupted batch first.
+    // One run at a time on a file transposed in place, whatever names it.
     const std::string file = m->location().path;
+    const FileLock lock = lock_file(file, true);
+    // The engine writes through the journal beside the file; with resume,
+    // opening it finishes the interrupted batches first.
     auto journal = open_inplace_journal(*m, file, opts.resume ? ResumeMode::resume : ResumeMode::fresh,
                                         recovery_budget(opts.run.host_mem, m->reserved_bytes()));
     try {
-      report = execute_inplace(*engine, *m, *journal, opts.run);
+      report = execute_inplace_stages(*engine, *m, *journal, opts.run);
     } catch (const Error& e) {
       // A run that stopped after it began writing leaves its journal: say
       // how to finish (the matrix is partly transposed until then).
-      const std::string jp = journal_path(file);
-      struct stat st {};
-      if (e.kind() != ErrorKind::usage && ::lstat(jp.c_str(), &st) == 0)
+      const std::string jp = find_journal(file);
+      if (e.kind() != ErrorKind::usage && !jp.empty())
         throw Error(e.kind(), e.message() + " (" + file + " is partly transposed: its journal " + jp +
                                   " lets the same command with {resume} finish it)");
       throw;
     }
+    if (!lock.held()) report.notes.push_back("the file system of " + file + " takes no locks: nothing kept another run off it");
   } else {
     auto src = open_source(opts.input, opts.open);
+    // A file half transposed in place is neither the matrix nor its transpose.
+    const std::string in_file = src->location().path;
+    const FileLock lock = in_file.empty() ? FileLock() : lock_file(in_file, false);
+    if (!in_file.empty()) refuse_if_pending(in_file, "read");
+    const std::string out_file = parse_location(opts.output).path;
+    if (file_exists(out_file)) refuse_if_pending(out_file, "replace");
     auto sink = create_sink(opts.output, *src, opts.sink);
     const auto t0 = Clock::now();
     report = execute(*engine, *src, *sink, opts.run);

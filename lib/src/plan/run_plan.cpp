@@ -26,6 +26,40 @@ std::uint64_t recovery_budget(std::uint64_t host_mem, std::uint64_t reserved) {
   return host > reserved ? host - reserved : host;
 }
 
+InplaceShape plan_inplace_shape(const Shape& s, const std::string& what) {
+  InplaceShape r;
+  if (s.rows == 0 || s.cols == 0) throw Error(ErrorKind::usage, "cannot transpose an empty matrix in place (" + what + ")");
+  r.side = std::min(s.rows, s.cols);
+  if (s.rows == s.cols) return r;
+  const std::uint64_t big = std::max(s.rows, s.cols);
+  if (big % r.side != 0)
+    throw Error(ErrorKind::usage, "in place transposes a square matrix, or R x C where one side is a multiple of the "
+                                  "other (R = kC or C = kR); " + what + " is " + to_string(s) +
+                                  ": transpose it out of place into another file");
+  r.blocks = big / r.side;
+  r.kind = s.rows > s.cols ? InplaceShape::tall : InplaceShape::wide;
+  // Segments of `side` elements: tall, block i's row j (index i*side + j)
+  // becomes the output's row j, segment i; wide, row j's segment i becomes
+  // block i's row j. Either way a P x Q transpose of segments.
+  r.P = r.kind == InplaceShape::tall ? r.blocks : r.side;
+  r.Q = r.kind == InplaceShape::tall ? r.side : r.blocks;
+  return r;
+}
+
+PermutePlan plan_permute(const InplaceShape& shape, std::size_t elem_size, std::uint64_t host_mem,
+                         std::uint64_t reserved) {
+  PermutePlan p;
+  p.segment_bytes = shape.side * elem_size;
+  const std::uint64_t segments = shape.P * shape.Q;
+  const std::uint64_t host = host_mem ? host_mem : default_host_budget();
+  const std::uint64_t room = host > reserved ? host - reserved : host;
+  p.buffer_bytes = std::max(p.segment_bytes, std::min(kPermuteBufferBytes, room / 2));
+  p.chains = std::clamp<std::uint64_t>(kPermuteJournalBytes / std::max<std::uint64_t>(1, p.segment_bytes), 1, segments);
+  // Chains of about equal length, so a group's steps are its chains' length.
+  p.chain_length = std::max<std::uint64_t>(1, (segments + p.chains - 1) / p.chains);
+  return p;
+}
+
 namespace {
 
 // "<n>M", rounded up: a value the user can pass as a budget.
@@ -131,10 +165,12 @@ RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& 
     p.host_bytes = std::uint64_t(p.slots) * p.slot_bytes;
     return p;
   }
-  p.tile_bytes = share_of(b.engine, kCpuInplaceBuffers, req.tile_elems);
+  p.tile_bytes = share_of(b.engine, req.kept_batches ? kCpuJournaledBuffers : kCpuInplaceBuffers, req.tile_elems);
   set_pairs(p, req, pair_grid(req, p.tile_bytes));
   const std::uint64_t n = req.info.shape.rows, blk = p.pairs->block();
-  p.slots = p.tiles > 1 ? 2 : 1;
+  // Kept batches hold their slots: one more to store into, one to read into.
+  p.slots = req.kept_batches ? int(std::min<std::uint64_t>(p.tiles, std::uint64_t(req.kept_batches) + 2))
+                             : p.tiles > 1 ? 2 : 1;
   p.slot_bytes = 2 * p.tile_buffer_bytes();
   p.scratch = n % blk != 0 && p.pairs->tiles_per_side() > 1;
   p.host_bytes = std::uint64_t(p.slots) * p.slot_bytes + (p.scratch ? p.tile_buffer_bytes() : 0);
@@ -222,7 +258,8 @@ RunPlan plan_cuda_in(const PlanRequest& req, const EngineCaps& caps, const Budge
     const std::uint64_t fixed = req.resumed_block * req.resumed_block * es;
     p.tile_bytes = fixed;
     require_resumed_fit(req, 3 * fixed, b.device, "device_mem");
-    if (!direct) require_resumed_fit(req, 2 * fixed, b.engine, "host_mem");
+    // A writer that keeps batches needs a slot more to read the next pair into.
+    if (!direct) require_resumed_fit(req, 2 * (std::uint64_t(req.kept_batches) + 1) * fixed, b.engine, "host_mem");
     if (!lanes) p.lanes = int(std::max<std::uint64_t>(1, std::min<std::uint64_t>(p.lanes, b.device / (3 * fixed))));
   }
   set_pairs(p, req, pair_grid(req, p.tile_bytes));
@@ -232,9 +269,10 @@ RunPlan plan_cuda_in(const PlanRequest& req, const EngineCaps& caps, const Budge
   const std::uint64_t tile = p.tile_buffer_bytes();
   // One slot when the budget holds only one pair (a resumed run's fixed
   // tiles): slower, never over the host budget.
+  const std::uint64_t least = std::uint64_t(req.kept_batches) + 1;
   p.slots = int(std::min<std::uint64_t>(
       std::max<std::uint64_t>(1, p.tiles - p.first_pair),
-      direct ? 2 * p.lanes : std::clamp<std::uint64_t>(b.engine / (2 * tile), 1, std::uint64_t(want_slots))));
+      direct ? 2 * p.lanes : std::clamp<std::uint64_t>(b.engine / (2 * tile), least, std::uint64_t(std::max<int>(want_slots, int(least))))));
   p.slot_bytes = direct ? 0 : 2 * tile;
   // Batches peek at the next pair back from the GPU: one writer thread only.
   // A journal takes one pair at a time, which measured fastest (PERF.md 35-36).

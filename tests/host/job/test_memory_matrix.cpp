@@ -137,7 +137,7 @@ TEST(MemoryMatrix, FactoriesRefuseBadMatrices) {
   usage([&] { (void)memory_source(HostMatrix{m.data(), {2, 0}, 4}); }, "no columns");
   usage([&] { (void)memory_source(HostMatrix{m.data(), {2, 2}, 3}); }, "3-byte elements");
   usage([&] { (void)memory_source(HostMatrix{m.data(), {2, 4}, 4, 3}); }, "ld < cols");
-  usage([&] { (void)memory_inplace(HostMatrix{m.data(), {2, 3}, 4}); }, "not square");
+  usage([&] { (void)memory_inplace(HostMatrix{m.data(), {2, 3}, 4, 5}); }, "no gaps between rows");
   usage([&] { (void)memory_source(HostMatrix{m.data(), {UINT64_MAX / 2, 4}, 4}); }, "extent overflows");
   EXPECT_EQ(host_matrix_span(HostMatrix{m.data(), {3, 5}, 4, 8}), (2 * 8 + 5) * 4u);
   EXPECT_EQ(host_matrix_span(HostMatrix{m.data(), {3, 5}, 2}), 3 * 5 * 2u);

@@ -109,7 +109,9 @@ RunReport CpuEngine::run_inplace(InplaceMatrix& m, InplaceWriter& writer, const 
   const std::size_t es = plan.info.elem_size;
   const std::uint64_t tile_buf = plan.tile_buffer_bytes();
   std::vector<HostBuffer> a_buf = buffers(plan.slots, tile_buf), b_buf = buffers(plan.slots, tile_buf);
+  std::vector<std::uint64_t> a_sums(std::size_t(plan.slots), 0);
   HostBuffer scratch(plan.scratch ? tile_buf : 0);
+  const bool sums = writer.wants_source_sums();
 
   RunReport r = start_report(plan);
   Intervals t_read, t_tr, t_write;
@@ -119,9 +121,11 @@ RunReport CpuEngine::run_inplace(InplaceMatrix& m, InplaceWriter& writer, const 
   // A resumed run starts after the pairs its journal says are done.
   const std::uint64_t first = plan.first_pair;
   for (std::uint64_t k = 0; k < first; ++k) done += pair_bytes(grid.pair(k));
-  // The matrix is one object read and written from two threads: take turns.
+  // A matrix that takes one call at a time (HDF5 through its library) is
+  // read and written from two threads: they take turns, call by call.
   std::mutex io_mu;
   LockedMatrix locked(m, io_mu);
+  InplaceMatrix& io = m.concurrent_io() ? m : static_cast<InplaceMatrix&>(locked);
   writer.begin(grid);
 
   // Pair k = tile A (rows i, cols j) and its mirror B. After the work stage
@@ -132,10 +136,11 @@ RunReport CpuEngine::run_inplace(InplaceMatrix& m, InplaceWriter& writer, const 
       grid.count() - first, plan.slots,
       [&](std::uint64_t k, int s) {
         const TilePair p = grid.pair(first + k);
-        std::lock_guard<std::mutex> lk(io_mu);
         clock.timed(t_read, [&] {
-          m.read(p.a.r0, p.a.c0, p.a.h, p.a.w, a_buf[s].data(), p.a.w);
-          if (!p.diagonal()) m.read(p.b.r0, p.b.c0, p.b.h, p.b.w, b_buf[s].data(), p.b.w);
+          io.read(p.a.r0, p.a.c0, p.a.h, p.a.w, a_buf[s].data(), p.a.w);
+          if (!p.diagonal()) io.read(p.b.r0, p.b.c0, p.b.h, p.b.w, b_buf[s].data(), p.b.w);
+          // Tile a as read, for the journal to tell later whether it was touched.
+          if (sums) a_sums[std::size_t(s)] = writer.source_sum(a_buf[s].data(), p.a.elems() * es);
         });
         read_bytes += pair_bytes(p);
       },
@@ -164,14 +169,16 @@ RunReport CpuEngine::run_inplace(InplaceMatrix& m, InplaceWriter& writer, const 
         pw.pair = p;
         pw.new_a = p.diagonal() ? nullptr : a_buf[s].data();
         pw.new_b = p.diagonal() ? a_buf[s].data() : b_buf[s].data();
-        clock.timed(t_write, [&] { writer.write_batch(locked, batch); });
+        pw.a_sum = a_sums[std::size_t(s)];
+        pw.has_a_sum = sums;
+        clock.timed(t_write, [&] { writer.write_batch(io, batch); });
         const std::uint64_t moved = pair_bytes(p);
         write_bytes += moved;
         done += moved;
         if (opts.progress) opts.progress(done, total);
       },
-      [&] { check_cancel(opts); });
-  clock.timed(t_write, [&] { writer.finish(m); });
+      [&] { check_cancel(opts); }, writer.batches_kept());
+  clock.timed(t_write, [&] { writer.finish(io); });
 
   set_stage(r, "read", t_read, read_bytes);
   set_stage(r, "transpose", t_tr, total);

@@ -5,6 +5,11 @@
 //
 // The first exception from any stage stops every stage; the threads are
 // joined and the exception is rethrown to the caller.
+//
+// With `keep` > 0, an item's slot stays taken until the store of the item
+// `keep` places later returns (an in-place journal writes a batch's tiles
+// with the next two batches): give it keep + 2 slots or more to keep loading
+// while storing.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -24,10 +29,10 @@ class Pipeline {
   using Check = std::function<void()>;
 
   static void run(std::uint64_t items, int slots, const Stage& load, const Stage& work, const Stage& store,
-                  const Check& before_work);
+                  const Check& before_work, int keep = 0);
 
  private:
-  enum class SlotState { free, loaded, worked };
+  enum class SlotState { free, loaded, worked, kept };
   struct Shared {
     std::mutex mu;
     std::condition_variable cv;

@@ -7,6 +7,7 @@
 // tiles of a pair go to and from the device by 2-D DMA straight from it.
 #include <cuda_runtime_api.h>
 
+#include <deque>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -48,6 +49,9 @@ RunReport run_in_place(PinnedPool& pool, InplaceMatrix& matrix, InplaceWriter& w
   const std::uint64_t total = plan.info.bytes();
   std::uint64_t gpu_bytes = 0;
   std::mutex progress_mu;
+  // Tile a's checksum as read, per slot, where the writer wants it (a journal).
+  const bool sums = w.wants_source_sums() && !direct;
+  std::vector<std::uint64_t> a_sums(s.slots.size(), 0);
 
   auto reader = [&] {
     int si;
@@ -62,6 +66,7 @@ RunReport run_in_place(PinnedPool& pool, InplaceMatrix& matrix, InplaceWriter& w
         s.clock.timed(s.read, [&] {
           m.read(p.a.r0, p.a.c0, p.a.h, p.a.w, ha, p.a.w);
           if (!p.diagonal()) m.read(p.b.r0, p.b.c0, p.b.h, p.b.w, hb, p.b.w);
+          if (sums) a_sums[std::size_t(si)] = w.source_sum(ha, p.a.elems() * es);
         });
       Lane& ln = *s.lanes[item % s.lanes.size()];
       std::lock_guard<std::mutex> lk(ln.mu);
@@ -99,11 +104,15 @@ RunReport run_in_place(PinnedPool& pool, InplaceMatrix& matrix, InplaceWriter& w
 
   // With one writer thread, pairs go to the InplaceWriter in order, in
   // batches of up to plan.max_batch consecutive pairs already back from the
-  // GPU (batching peeks at the next item: one writer thread only).
+  // GPU (batching peeks at the next item: one writer thread only). A writer
+  // that keeps batches (the journal) reads their slots until that many more
+  // batches are written: they go back to the ring that much later.
+  const std::size_t keep = std::size_t(std::max(0, w.batches_kept()));
   auto writer = [&] {
     int si;
     std::uint64_t item;
     std::vector<std::pair<std::uint64_t, int>> batch;
+    std::deque<std::vector<std::pair<std::uint64_t, int>>> kept;
     std::vector<PairWrite> writes;
     while (s.ring.next(item, si)) {
       batch.assign(1, {item, si});
@@ -129,10 +138,16 @@ RunReport run_in_place(PinnedPool& pool, InplaceMatrix& matrix, InplaceWriter& w
         pw.pair = p;
         pw.new_a = p.diagonal() ? nullptr : sl.buf.get();
         pw.new_b = p.diagonal() ? sl.buf.get() : sl.buf.get() + tile;
+        pw.a_sum = a_sums[std::size_t(sj)];
+        pw.has_a_sum = sums;
         writes.push_back(pw);
       }
       if (!direct) s.clock.timed(s.write, [&] { w.write_batch(m, writes); });
-      for (const auto& bi : batch) s.ring.release(bi.second);
+      kept.push_back(batch);
+      while (kept.size() > keep) {
+        for (const auto& bi : kept.front()) s.ring.release(bi.second);
+        kept.pop_front();
+      }
       {
         std::lock_guard<std::mutex> lk(progress_mu);  // one call at a time, in order
         std::uint64_t done;

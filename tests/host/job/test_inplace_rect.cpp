@@ -1,0 +1,203 @@
+// Rectangles in place (plan.hpp InplaceShape, inplace/permute.cpp): the
+// permutation's groups against a model, host memory through the API (every
+// element size, tall and wide, k from 2 to 40, one row, one column), files
+// (raw and .npy) through the job with small budgets so blocks have many
+// pairs and the permutation many groups, and the shapes in place refuses.
+// Crashes and power loss on rectangles are in test_journal_crash.cpp and
+// test_journal_powerloss.cpp.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "gtranspose/error.hpp"
+#include "gtranspose/format.hpp"
+#include "gtranspose/host.hpp"
+#include "gtranspose/job.hpp"
+#include "gtranspose/journal.hpp"
+#include "host/job/journal_test_util.hpp"
+#include "support/errors.hpp"
+#include "support/reference.hpp"
+#include "testing.hpp"
+
+namespace gt {
+namespace {
+
+using namespace journal_test;
+using test::catch_error;
+using test::random_bytes;
+using test::reference_transpose;
+
+// --- the permutation's groups --------------------------------------------------------
+
+// Runs the groups' steps as the journal does (every chain's move t in step
+// t; a chain's last move from the saved copy of the next chain's first
+// destination) on segment numbers, and checks the result is the P x Q
+// transpose: segment x = p*Q + q at q*P + p.
+void check_groups(std::uint64_t P, std::uint64_t Q, std::uint64_t chains, std::uint64_t length) {
+  const std::uint64_t n = P * Q;
+  std::vector<std::uint64_t> at(n);
+  std::iota(at.begin(), at.end(), 0);  // at[d]: the segment destination d holds
+  permute::GroupWalker walker(P, Q, chains, length);
+  permute::Group g;
+  std::uint64_t groups = 0, moves = 0;
+  while (walker.next(g)) {
+    ++groups;
+    ASSERT_LE(g.chains.size(), chains);
+    std::vector<std::uint64_t> saved, pos;
+    for (const auto& c : g.chains) {
+      ASSERT_GE(c.len, 1u);
+      ASSERT_LE(c.len, std::max(length, (n + chains - 1) / chains));
+      ASSERT_LT(c.next, g.chains.size());
+      saved.push_back(at[c.first]);
+      pos.push_back(c.first);
+    }
+    for (std::uint64_t t = 0; t < g.steps; ++t) {
+      // Every source is read before any destination of the step is written.
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> writes;
+      for (std::size_t i = 0; i < g.chains.size(); ++i) {
+        const auto& c = g.chains[i];
+        if (t >= c.len) continue;
+        const std::uint64_t src = permute::src_of(pos[i], P, Q);
+        writes.emplace_back(pos[i], t + 1 == c.len ? saved[c.next] : at[src]);
+        pos[i] = src;
+      }
+      for (const auto& [d, v] : writes) at[d] = v;
+      moves += writes.size();
+    }
+  }
+  for (std::uint64_t x = 0; x < n; ++x)
+    ASSERT_EQ(at[(x % Q) * P + x / Q], x) << P << "x" << Q << " chains " << chains << " length " << length;
+  EXPECT_LE(moves, n);
+  EXPECT_GE(groups, 1u - (moves == 0));
+}
+
+TEST(InplacePermute, GroupsMoveEverySegmentOnce) {
+  for (std::uint64_t P : {1, 2, 3, 5, 16, 37})
+    for (std::uint64_t Q : {1, 2, 7, 12, 33})
+      for (std::uint64_t chains : {1, 2, 5, 1000})
+        for (std::uint64_t length : {1, 3, 64}) check_groups(P, Q, chains, length);
+}
+
+// --- the shapes -----------------------------------------------------------------------
+
+TEST(InplaceShape, SquareTallWideAndTheRest) {
+  InplaceShape s = plan_inplace_shape({7, 7}, "m");
+  EXPECT_EQ(s.kind, InplaceShape::square);
+  s = plan_inplace_shape({30, 10}, "m");
+  EXPECT_EQ(s.kind, InplaceShape::tall);
+  EXPECT_EQ(s.blocks, 3u);
+  EXPECT_EQ(s.side, 10u);
+  EXPECT_EQ(s.P * s.Q, 30u);
+  s = plan_inplace_shape({10, 40}, "m");
+  EXPECT_EQ(s.kind, InplaceShape::wide);
+  EXPECT_EQ(s.blocks, 4u);
+  const Error e = catch_error([] { (void)plan_inplace_shape({6, 4}, "m.raw"); });
+  EXPECT_EQ(e.kind(), ErrorKind::usage);
+  EXPECT_NE(e.message().find("one side is a multiple of the other (R = kC or C = kR); m.raw is 6x4"),
+            std::string::npos)
+      << e.what();
+  EXPECT_EQ(inplace_stages(plan_inplace_shape({30, 10}, "m")).size(), 5u);  // 3 blocks, rows, end
+  const auto wide = inplace_stages(plan_inplace_shape({10, 20}, "m"));
+  ASSERT_EQ(wide.size(), 4u);
+  EXPECT_EQ(wide.front().kind, InplaceStage::permute);
+}
+
+// --- host memory ------------------------------------------------------------------------
+
+TEST(InplaceRectHost, EveryElementSizeTallAndWide) {
+  struct S {
+    std::uint64_t r, c;
+  };
+  for (std::size_t es : {1, 2, 4, 8, 16}) {
+    for (S s : {S{6, 3}, S{3, 6}, S{200, 40}, S{40, 200}, S{1, 9}, S{9, 1}, S{123, 41}, S{17, 680}, S{2, 1}}) {
+      const Bytes in = random_bytes(std::size_t(s.r * s.c * es), s.r * 131 + s.c + es);
+      Bytes want(in.size());
+      reference_transpose(in.data(), s.r, s.c, s.c, want.data(), s.r, es);
+      Bytes m = in;
+      HostOptions o;
+      o.engine = EngineChoice::cpu;
+      o.run.host_mem = 64 << 10;  // many tiles per block
+      const RunReport r = transpose_inplace(m.data(), s.r, s.c, es, o);
+      ASSERT_TRUE(m == want) << s.r << "x" << s.c << " es " << es << ": "
+                             << test::first_difference(m.data(), want.data(), m.size(), es, s.r);
+      EXPECT_EQ(r.bytes, s.r * s.c * es);
+    }
+  }
+}
+
+TEST(InplaceRectHost, RefusesShapesAndLayoutsItCannotDo) {
+  Bytes m(6 * 4 * 4);
+  HostOptions o;
+  o.engine = EngineChoice::cpu;
+  Error e = catch_error([&] { (void)transpose_inplace(m.data(), 6, 4, 4, o); });
+  EXPECT_EQ(e.kind(), ErrorKind::usage);
+  EXPECT_NE(e.message().find("gt::transpose_inplace: in place transposes a square matrix"), std::string::npos)
+      << e.what();
+  o.ld_in = 5;
+  Bytes w(8 * 5 * 4);
+  e = catch_error([&] { (void)transpose_inplace(w.data(), 8, 4, 4, o); });
+  EXPECT_NE(e.message().find("leave ld_in 0"), std::string::npos) << e.what();
+}
+
+// --- files -------------------------------------------------------------------------------
+
+class InplaceRectFiles : public ::testing::TestWithParam<Case> {};
+
+TEST_P(InplaceRectFiles, TransposedBitExactAndTheShapeSaysSo) {
+  const Case& c = GetParam();
+  Dir d;
+  create(d, c);
+  RunReport r = run_job(job_of(d, c, false));
+  EXPECT_TRUE(is_transposed(d, c)) << c.name;
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"m" + c.ext}) << "stray files";
+  if (std::min(c.n, cols_of(c)) > 1) EXPECT_GT(r.stage("permute").bytes, 0u);  // a column's rows stay put
+  EXPECT_GT(r.stage("journal").bytes, 0u);
+  // And back: the transpose is a rectangle too (a raw file needs its new shape).
+  JobOptions back = job_of(d, c, false);
+  if (c.ext == ".raw") back.open.shape = shape_of(c).transposed();
+  run_job(back);
+  Shape s;
+  EXPECT_TRUE(read_matrix(d, c, &s) == pattern_of(c)) << c.name << ": not back to the original";
+  if (c.ext == ".npy") EXPECT_EQ(s, shape_of(c));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RectShapes, InplaceRectFiles,
+    ::testing::Values(Case{"raw_u8_tall_96x24", ".raw", 1, 96, 8, 0, 24}, Case{"raw_f64_wide_10x70", ".raw", 8, 10, 4, 0, 70},
+                      Case{"npy_f32_tall_120x30", ".npy", 4, 120, 8, 0, 30},
+                      Case{"npy_c128_wide_5x40", ".npy", 16, 5, 2, 0, 40},
+                      Case{"npy_u16_column_50x1", ".npy", 2, 50, 1, 0, 1}),
+    [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
+
+TEST(InplaceRectFiles, RefusalsNameTheShapesThatWork) {
+  Dir d;
+  const Case c{"raw_f32_6x4", ".raw", 4, 6, 2, 0, 4};
+  create(d, c);
+  const Error e = catch_error([&] { run_job(job_of(d, c, false)); });
+  EXPECT_EQ(e.kind(), ErrorKind::input);
+  EXPECT_NE(e.message().find("R = kC or C = kR"), std::string::npos) << e.what();
+  EXPECT_TRUE(read_matrix(d, c) == pattern_of(c));
+  EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
+}
+
+TEST(InplaceRectFiles, AFortranOrderRectangleIsRefused) {
+  Dir d;
+  // A .npy file as NumPy writes a Fortran-order 4 x 2 float32 array.
+  std::string dict = "{'descr': '<f4', 'fortran_order': True, 'shape': (4, 2), }";
+  while ((10 + dict.size() + 1) % 64) dict += ' ';
+  dict += '\n';
+  std::string file = std::string("\x93NUMPY\x01\x00", 8);
+  file += char(dict.size() & 0xff);
+  file += char(dict.size() >> 8);
+  file += dict + std::string(4 * 2 * 4, '\x01');
+  test::write_file(d / "f.npy", file);
+  const Error e = catch_error([&] { (void)open_inplace(d / "f.npy", {}); });
+  EXPECT_EQ(e.kind(), ErrorKind::input);
+  EXPECT_NE(e.message().find("Fortran-order 4x2 rectangle"), std::string::npos) << e.what();
+}
+
+}  // namespace
+}  // namespace gt

@@ -30,7 +30,8 @@ struct Location {
 // sinks fall back to MatrixInfo. Each field names the format whose sink reads
 // it, and the format's sink alone interprets it.
 struct NativeType {
-  // A .npy source's descr exactly as in its header ("<f4", "|V8", "|b1");
+  // A .npy source's type as np.save would spell it (dtype.str: "<f4" for a
+  // header's 'f4' or '|f4', "|V8", "|b1" for '?', "|S4", "<M8[ns]");
   // "" for every other source. The .npy sink writes it as is; the HDF5 sink
   // makes "|b1" the boolean enum h5py writes.
   std::string npy_descr;

@@ -16,7 +16,9 @@
 namespace gt::fmt {
 namespace {
 
-// A header longer than this is not one np.save writes; refuse it rather than allocate.
+// A header longer than this is not one np.save writes for a matrix; refuse
+// it rather than allocate. (np.load refuses more than 10000 characters
+// unless allow_pickle is given, and then reads any length.)
 constexpr std::uint64_t kMaxNpyHeader = std::uint64_t(1) << 24;
 
 struct Opened {
@@ -62,14 +64,15 @@ Opened open_npy(const Location& loc, const OpenOptions& opts, bool writable) {
                                       std::to_string(pre.header_len) + " bytes of header text");
   std::string text(pre.header_len, '\0');
   pread_full(o.fd.get(), text.data(), pre.header_len, pre.header_start, loc.path);
-  NpyHeader h = parse_npy_dict(text, loc.path);
-  check_matrix_shape(h.shape, h.descr.elem_size, loc.path);
+  const NpyHeader h = parse_npy_dict(text, pre.major, loc.path);
+  const NpyDescr e = npy_element(h, loc.path);
+  check_matrix_shape(h.shape, e.elem_size, loc.path);
   o.info.shape = {h.shape[0], h.shape[1]};
-  o.info.elem_size = h.descr.elem_size;
-  o.info.dtype = h.descr.dtype;
-  o.info.order = h.descr.order;
+  o.info.elem_size = e.elem_size;
+  o.info.dtype = e.dtype;
+  o.info.order = e.order;
   o.fortran = h.fortran_order;
-  o.descr = h.descr.descr;
+  o.descr = e.descr;
   o.data_offset = pre.header_start + pre.header_len;
   const std::uint64_t expected = o.info.bytes();
   const std::uint64_t actual = size - o.data_offset;

@@ -28,12 +28,22 @@ struct Entry {
   int size;
 };
 
-// PyArray_DescrFromType for one-letter codes.
-constexpr Entry kCodes[] = {
-    {"?", 'b', 1}, {"b", 'i', 1}, {"B", 'u', 1}, {"h", 'i', 2}, {"H", 'u', 2}, {"i", 'i', 4}, {"I", 'u', 4},
-    {"l", 'i', 8}, {"L", 'u', 8}, {"q", 'i', 8}, {"Q", 'u', 8}, {"p", 'i', 8}, {"P", 'u', 8}, {"e", 'f', 2},
-    {"f", 'f', 4}, {"d", 'f', 8}, {"g", 'f', 16}, {"F", 'c', 8}, {"D", 'c', 16}, {"G", 'c', 32}, {"S", 'S', 0},
-    {"a", 'S', 0}, {"U", 'U', 0}, {"V", 'V', 0}, {"O", 'O', 8}, {"M", 'M', 8}, {"m", 'm', 8}, {"c", 'S', 1},
+// PyArray_DescrFromType for a one-character string: a type code, or a
+// type number (NumPy 1.24: 0 bool .. 23 half), which a character below 24 is.
+struct Code {
+  char code;
+  char kind;
+  int size;
+};
+constexpr Code kCodes[] = {
+    {'?', 'b', 1}, {'b', 'i', 1}, {'B', 'u', 1}, {'h', 'i', 2}, {'H', 'u', 2}, {'i', 'i', 4}, {'I', 'u', 4},
+    {'l', 'i', 8}, {'L', 'u', 8}, {'q', 'i', 8}, {'Q', 'u', 8}, {'p', 'i', 8}, {'P', 'u', 8}, {'e', 'f', 2},
+    {'f', 'f', 4}, {'d', 'f', 8}, {'g', 'f', 16}, {'F', 'c', 8}, {'D', 'c', 16}, {'G', 'c', 32}, {'S', 'S', 0},
+    {'a', 'S', 0}, {'U', 'U', 0}, {'V', 'V', 0}, {'O', 'O', 8}, {'M', 'M', 8}, {'m', 'm', 8}, {'c', 'S', 1},
+    {0, 'b', 1},   {1, 'i', 1},   {2, 'u', 1},   {3, 'i', 2},   {4, 'u', 2},   {5, 'i', 4},   {6, 'u', 4},
+    {7, 'i', 8},   {8, 'u', 8},   {9, 'i', 8},   {10, 'u', 8},  {11, 'f', 4},  {12, 'f', 8},  {13, 'f', 16},
+    {14, 'c', 8},  {15, 'c', 16}, {16, 'c', 32}, {17, 'O', 8},  {18, 'S', 0},  {19, 'U', 0},  {20, 'V', 0},
+    {21, 'M', 8},  {22, 'm', 8},  {23, 'f', 2},
 };
 
 // numpy.sctypeDict's names (NumPy 1.24, x86-64), looked up with the whole
@@ -88,6 +98,9 @@ NpyType make(char kind, std::int64_t size, char endian, const std::string& meta 
   return t;
 }
 
+// C's isspace in the C locale, which strtol skips.
+bool c_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
 // "M8", "m8", "datetime64", "timedelta64" and their "[unit]".
 bool datetime(const std::string& s, char endian, NpyType* out) {
   char kind;
@@ -106,26 +119,29 @@ bool datetime(const std::string& s, char endian, NpyType* out) {
   }
   std::string canon;
   if (!meta.empty()) {
-    // "[unit]" or "[Nunit]". NumPy also takes "[unit/N]", which it
-    // rewrites; gtranspose refuses it.
+    // "[unit]" or "[Nunit]" (N as strtol reads it). NumPy also takes
+    // "[unit/N]", which it rewrites; gtranspose refuses that one.
     if (meta.size() < 3 || meta.front() != '[' || meta.back() != ']') return false;
-    std::string body = meta.substr(1, meta.size() - 2);
+    const std::string body = meta.substr(1, meta.size() - 2);
     std::size_t i = 0;
+    while (i < body.size() && c_space(body[i])) ++i;
+    if (i < body.size() && (body[i] == '+' || body[i] == '-')) ++i;
+    const std::size_t digits = i;
     while (i < body.size() && is_digit(body[i])) ++i;
-    const long n = i ? std::strtol(body.substr(0, i).c_str(), nullptr, 10) : 1;
+    long n = 1;
+    if (i > digits) n = std::strtol(body.c_str(), nullptr, 10);
+    else i = 0;  // strtol read nothing: the unit starts at once
     const std::string unit = body.substr(i);
     static const char* kUnits[] = {"Y", "M", "W", "D", "h", "m", "s", "ms", "us", "\xce\xbcs", "ns", "ps", "fs", "as", "generic"};
     bool known = false;
     for (const char* u : kUnits) known = known || unit == u;
-    if (!known || n < 1 || (unit == "generic" && n != 1)) return false;
-    if (unit != "generic") canon = "[" + (n == 1 ? std::string() : std::to_string(n)) + (unit == "\xce\xbcs" ? "us" : unit) + "]";
+    if (!known || n < 0) return false;
+    if (unit != "generic")
+      canon = "[" + (n == 1 ? std::string() : std::to_string(n)) + (unit == "\xce\xbcs" ? "us" : unit) + "]";
   }
   *out = make(kind, 8, endian, canon);
   return true;
 }
-
-// C's isspace in the C locale, which strtol skips.
-bool c_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 
 // strtol(s, &end, 10) == value with end at the end of s, with C's rules:
 // leading white space, a sign, at least one digit.
@@ -253,8 +269,8 @@ bool resolve(const std::string& s, int depth, NpyType* out) {
   char kind = 0;
   long size = 0;
   if (rest.size() == 1) {
-    for (const Entry& e : kCodes)
-      if (rest[0] == e.name[0]) kind = e.kind, size = e.size;
+    for (const Code& c : kCodes)
+      if (rest[0] == c.code) kind = c.kind, size = c.size;
   } else if (whole_long(rest.substr(1), &size)) {
     // NumPy keeps strtol's long in an int, and counts U in 4-byte characters.
     const auto elsize = static_cast<std::int32_t>(static_cast<std::uint32_t>(size));

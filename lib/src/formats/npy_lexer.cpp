@@ -59,16 +59,25 @@ bool Lexer::next(Token* tok) {
         // Outside brackets a line must start in column 0 (eval input has
         // no blocks): an indented line, even one of spaces at the very end,
         // is "unexpected indent". Blank and comment lines are exempt.
-        int col = 0;
-        for (; !eof(); ++pos_) {
-          if (t_[pos_] == ' ') ++col;
-          else if (t_[pos_] == '\t') col = (col / 8 + 1) * 8;
-          else if (t_[pos_] == '\f') col = 0;
-          else break;
+        // A backslash continues the line; the column where the first one
+        // stood is the line's indentation (CPython's tokenizer, cont_line_col).
+        int col = 0, cont_col = 0;
+        while (!eof()) {
+          const char32_t w = t_[pos_];
+          if (w == ' ') ++col;
+          else if (w == '\t') col = (col / 8 + 1) * 8;
+          else if (w == '\f') col = 0;
+          else if (w != '\\') break;
+          ++pos_;
+          if (w != '\\') continue;
+          cont_col = cont_col ? cont_col : col;
+          if (!take_newline()) return fail("unexpected character after a line continuation");
+          if (eof()) return fail("the text ends after a line continuation");
         }
         const char32_t c = at(pos_);
-        const bool blank = !eof() && (c == '#' || c == '\n' || c == '\r');
-        if (!blank && col > 0) return fail("unexpected indent");
+        // NumPy's filter drops a last line of only spaces; Python alone does not.
+        const bool blank = eof() ? d_.filtered : (c == '#' || c == '\n' || c == '\r');
+        if (!blank && (cont_col ? cont_col : col) > 0) return fail("unexpected indent");
       }
     }
     while (!eof() && (t_[pos_] == ' ' || t_[pos_] == '\t' || t_[pos_] == '\f')) ++pos_;
@@ -115,7 +124,7 @@ bool Lexer::next(Token* tok) {
       }
       // NumPy drops Python 2's long suffix after a number (format.py,
       // _filter_header) before evaluating headers of versions 1.0 and 2.0.
-      if (w == "L" && after_number_ && d_.drop_long_suffix) continue;
+      if (w == "L" && after_number_ && d_.filtered) continue;
       after_number_ = false;
       tok->kind = Token::name;
       tok->word = w;
@@ -228,7 +237,7 @@ bool Lexer::number(Token* tok) {
   }
   // CPython 3 refuses a letter right after a number ("1L", "1e"); NumPy's
   // filter, for versions 1.0 and 2.0, first splits "1L" into 1 and L.
-  if (!d_.drop_long_suffix && is_ident_char(at(pos_))) return fail("a letter right after a number");
+  if (!d_.filtered && is_ident_char(at(pos_))) return fail("a letter right after a number");
   if (imag) {
     v.kind = PyVal::complex;
   } else if (real) {

@@ -295,6 +295,17 @@ bool parse_literal(const std::string& text, const LiteralDialect& dialect, PyVal
     *why = "a NUL character at character " + std::to_string(text.find('\0'));
     return false;
   }
+  // NumPy's filter for 1.0 and 2.0 runs Python's pure tokenizer, which
+  // splits lines at '\n' only: a lone '\r' there can swallow the rest of a
+  // line or turn later spaces into an indent, where the C tokenizer sees a
+  // plain newline. np.save never writes one; such a header is refused
+  // rather than read in a way NumPy might not.
+  for (std::size_t i = 0; dialect.filtered && i < text.size(); ++i)
+    if (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')) {
+      *why = "a carriage return without a line feed at character " + std::to_string(i) +
+             " (format 1.0 and 2.0 headers go through Python's tokenizer first, which reads one its own way)";
+      return false;
+    }
   Text t;
   if (dialect.utf8) {
     if (!decode_utf8(text, &t)) {

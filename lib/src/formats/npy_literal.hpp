@@ -34,10 +34,12 @@ struct PyVal {
 std::string quoted(const std::string& s, bool bytes = false);
 
 // The text's encoding (NumPy: latin-1 for format versions 1.0 and 2.0,
-// UTF-8 for 3.0) and whether Python 2's long suffix is dropped (1.0, 2.0).
+// UTF-8 for 3.0), and whether the text first goes through NumPy's filter
+// for 1.0 and 2.0 (_filter_header: Python's tokenize and untokenize, which
+// drop Python 2's 'L' after a number, and a last line of only spaces).
 struct LiteralDialect {
   bool utf8 = false;
-  bool drop_long_suffix = true;
+  bool filtered = true;
 };
 
 // Parses the whole text as one literal. Nesting is refused past 200

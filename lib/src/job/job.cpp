@@ -42,6 +42,7 @@ void copy_options(PlanRequest& r, const RunOptions& o) {
   r.device_mem = o.device_mem;
   r.tile_elems = o.tile_elems;
   r.streams = o.streams;
+  r.kernel = o.kernel;
 }
 
 }  // namespace

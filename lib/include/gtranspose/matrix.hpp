@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gtranspose/error.hpp"
 #include "gtranspose/types.hpp"
 
 namespace gt {
@@ -77,6 +78,16 @@ class Source {
   virtual NativeType native_type() const { return {}; }
   // A short human description: "HDF5 dataset /x (f32, 1000x2000) in in.h5".
   virtual std::string describe() const = 0;
+  // True when the source's bytes, in order, are its transpose in C order (a
+  // Fortran-order .npy): the job then copies them as they are (job.hpp,
+  // copy_stored_transpose) instead of transposing. Such a source reads a
+  // rectangle of its transpose, as stored, with read_transpose().
+  virtual bool stores_transpose() const { return false; }
+  virtual void read_transpose(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+                              std::uint64_t ld) {
+    (void)r0, (void)c0, (void)h, (void)w, (void)dst, (void)ld;
+    throw Error(ErrorKind::internal, "read_transpose() of a source that does not store its transpose");
+  }
 };
 
 class Sink {

@@ -1,5 +1,7 @@
 // Factories behind open_source / create_sink / open_inplace, one set per format.
 #pragma once
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +22,15 @@ std::unique_ptr<Sink> create_hdf5_sink(const Location& loc, const Source& src, c
 std::unique_ptr<InplaceMatrix> open_raw_inplace(const Location& loc, const OpenOptions& opts);
 std::unique_ptr<InplaceMatrix> open_npy_inplace(const Location& loc, const OpenOptions& opts);
 std::unique_ptr<InplaceMatrix> open_hdf5_inplace(const Location& loc, const OpenOptions& opts);
+
+// For a raw or .npy source that stores its transpose (a Fortran-order
+// .npy) and a raw or .npy sink: copies the stored bytes into the sink's
+// data with copy_file_range(2), in the kernel, as cp does, calling
+// `progress` with the bytes done. Returns false, having copied nothing,
+// where either side is another format or the file systems cannot; the
+// caller then copies through memory.
+bool copy_stored_bytes(Source& src, Sink& dst, const std::function<void(std::uint64_t)>& progress,
+                       const std::atomic<bool>* cancel);
 
 // The format a file's first bytes say (the NumPy magic; the HDF5 signature
 // at 0, 512, 1024, ...), nullopt when neither. Throws gt::Error(input) when

@@ -309,6 +309,12 @@ void PlainMatrix::write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std
   }
 }
 
+void PlainMatrix::read_as_stored(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+                                 std::uint64_t ld) const {
+  check_rect(mirrored ? logical.transposed() : logical, r0, c0, h, w, ld, name);
+  if (h && w) read_stored(r0, c0, h, w, dst, ld);
+}
+
 void PlainMatrix::start_writeback(std::uint64_t r0, std::uint64_t h) const {
   check_rect(logical, r0, 0, h, logical.cols, logical.cols, name);
   // A mirrored (Fortran-order) matrix's logical rows are not one run of the

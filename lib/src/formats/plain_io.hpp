@@ -88,6 +88,10 @@ struct PlainMatrix {
   void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst, std::uint64_t ld) const;
   void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
              std::uint64_t ld) const;
+  // A rectangle of the matrix as stored (for a mirrored one, its transpose),
+  // with no transposition: what a copy of the stored bytes reads.
+  void read_as_stored(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+                      std::uint64_t ld) const;
   // start_writeback() of logical rows [r0, r0+h). A mirrored matrix stores
   // them as columns, scattered over the whole file: nothing is done there.
   void start_writeback(std::uint64_t r0, std::uint64_t h) const;

@@ -131,7 +131,8 @@ RunReport run_job(const JobOptions& opts) {
     auto src = open_source(opts.input, opts.open);
     auto sink = create_sink(opts.output, *src, opts.sink);
     const auto t0 = Clock::now();
-    report = execute(*engine, *src, *sink, opts.run);
+    report = src->stores_transpose() ? copy_stored_transpose(*engine, *src, *sink, opts.run)
+                                     : execute(*engine, *src, *sink, opts.run);
     sink->commit();
     // The commit's fsync is part of the job: the wall time counts it.
     const double total_s = seconds_between(t0, Clock::now());

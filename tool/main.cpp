@@ -212,8 +212,9 @@ int main(int argc, char** argv) {
       b.peers = !no_peers;
       b.sweep = sweep;
       const gt::EngineDecision d = gt::decide_engine(eng);
-      if (!d.note.empty() && !quiet) std::cerr << "gtranspose: " << gt::tool::printable(d.note) << "\n";
       gt::BenchResult r = d.kind == gt::EngineKind::cuda ? gt::run_cuda_bench(b) : gt::run_cpu_bench(b);
+      // Said once the bench ran: a refused one gets its one error line alone.
+      if (!d.note.empty() && !quiet) std::cerr << "gtranspose: " << gt::tool::printable(d.note) << "\n";
       if (!quiet) gt::tool::print_text(text_out, gt::render_params(gt::format_bench(r), gt::tool::flag_of));
       if (!json.empty()) gt::tool::write_json(json, gt::bench_json(r), force);
       // A row skipped by design (a kernel that refuses the shape, cuBLAS not

@@ -3,9 +3,13 @@
 #   scripts/setup.sh demo   install, build, transpose the demo dataset, print the report
 #   scripts/setup.sh test   install, build, run every test (what CI runs): the
 #                           CUDA build (where nvcc exists) and the CPU-only build
-#                           (-DGT_ENABLE_CUDA=OFF), each with its whole suite
+#                           (-DGT_ENABLE_CUDA=OFF), each with its whole suite, then
+#                           a CPU-only build with AddressSanitizer and UBSan (only
+#                           the host tests and the CLI) running the host and CLI
+#                           tests but those that time or measure memory
 # Also: scripts/setup.sh build (install and build only).
-# Environment: BUILD_DIR (default build; the CPU-only build goes to BUILD_DIR-cpu),
+# Environment: BUILD_DIR (default build; the CPU-only build goes to BUILD_DIR-cpu,
+# the sanitized one to BUILD_DIR-asan),
 # GT_CUDA_ARCHS (default 90), GT_NO_INSTALL=1 to skip the package step
 # (machines where nothing can be installed).
 set -euo pipefail
@@ -42,7 +46,7 @@ if [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null && [ -x /usr/local/cuda
   export CUDACXX=/usr/local/cuda/bin/nvcc
 fi
 
-# configure_and_build DIR [cmake options...]
+# configure_and_build DIR [cmake options...]; GT_TARGETS (words) builds only those.
 configure_and_build() {
   local dir=$1
   shift
@@ -53,7 +57,9 @@ configure_and_build() {
     || { cat "$dir/configure.log"; exit 1; }
   grep -E "^-- gtranspose:" "$dir/configure.log" || true
   say "build $dir ($(nproc) jobs)"
-  cmake --build "$dir" -j"$(nproc)"
+  local targets=()
+  for t in ${GT_TARGETS:-}; do targets+=(--target "$t"); done
+  cmake --build "$dir" -j"$(nproc)" "${targets[@]}"
 }
 
 # Makes `import gtranspose` work in the Python the package was built for
@@ -101,5 +107,19 @@ case "$mode" in
     configure_and_build "$build-cpu" -DGT_ENABLE_CUDA=OFF
     say "tests ($build-cpu)"
     ctest --test-dir "$build-cpu" --output-on-failure -j"$(nproc)" --timeout 900
+    # The third: AddressSanitizer and UBSan over the host code (library, CLI,
+    # gt-gen and every host and CLI test; CPU-only, so no device code), any
+    # finding fatal. Left out: the tests that measure resident memory (the
+    # sanitizers' shadow memory is most of it) or a rate (they run several
+    # times slower): Budget.* and JournalHash.RunsAtSeveralGBPerSecond. The
+    # CUDA build's device tests are the GPU machine's (scripts/gpu-check.sh
+    # runs compute-sanitizer there).
+    GT_TARGETS="gtranspose_cli gt-gen gt_core_tests gt_formats_tests gt_cpu_tests gt_bench_tests gt_job_tests gt_cli_tests" \
+      configure_and_build "$build-asan" -DGT_ENABLE_CUDA=OFF -DGT_SANITIZE=address,undefined \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    say "tests ($build-asan, AddressSanitizer and UBSan)"
+    ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --test-dir "$build-asan" --output-on-failure -j"$(nproc)" --timeout 1800 \
+      -E '^(Budget\.|JournalHash\.RunsAtSeveralGBPerSecond)'
     ;;
 esac

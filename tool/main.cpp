@@ -11,7 +11,9 @@
 #include "gtranspose/bench.hpp"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/error.hpp"
+#include "gtranspose/format.hpp"
 #include "gtranspose/job.hpp"
+#include "gtranspose/journal.hpp"
 #include "gtranspose/sizes.hpp"
 #include "gtranspose/version.hpp"
 #include "progress.hpp"
@@ -34,6 +36,35 @@ std::string kernel_help() {
   return h + "; --list-kernels describes them";
 }
 
+enum class Mode { job, bench, bench_host };
+
+// Which options each mode takes; any other given is refused rather than
+// ignored. (What an engine can use is the library's to refuse: plan.hpp.)
+void refuse_inapplicable(const CLI::App& app, Mode mode) {
+  struct Rule {
+    const char* flag;
+    bool job, bench, bench_host;
+  };
+  static const Rule kRules[] = {
+      {"--in-place", true, false, false}, {"--resume", true, false, false},   {"--format", true, false, false},
+      {"--tile", true, false, false},     {"--chunk", true, false, false},    {"--host-mem", true, false, true},
+      {"--device-mem", true, false, true}, {"--streams", true, false, true},  {"--threads", true, true, false},
+      {"--reps", false, true, true},      {"--warmup", false, true, true},    {"--seed", false, true, true},
+      {"--no-peers", false, true, false}, {"--sweep", false, true, false},    {"--host-modes", false, false, true},
+      {"--random-shapes", false, true, false},
+  };
+  const char* name = mode == Mode::job ? "a transpose (IN OUT, or IN --in-place)" : mode == Mode::bench ? "--bench" : "--bench-host";
+  for (const Rule& r : kRules) {
+    const bool ok = mode == Mode::job ? r.job : mode == Mode::bench ? r.bench : r.bench_host;
+    if (!ok && app.count(r.flag)) {
+      std::string where;
+      for (auto [takes, m] : {std::pair{r.job, "a transpose"}, {r.bench, "--bench"}, {r.bench_host, "--bench-host"}})
+        if (takes) where += std::string(where.empty() ? "" : " and ") + m;
+      throw gt::Error(gt::ErrorKind::usage, std::string(r.flag) + " applies to " + where + " only, not to " + name);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -43,9 +74,11 @@ int main(int argc, char** argv) {
       "  gtranspose IN --in-place [options]   square matrices, inside the file\n"
       "  gtranspose --bench [options]         kernel bandwidth table\n"
       "  gtranspose --bench-host [options]    the streaming engine, host memory to host memory\n"
-      "Formats by extension: .h5/.hdf5 (FILE.h5:/group/dataset), .npy, anything else raw (needs --shape, --dtype).",
+      "Inputs by content (HDF5, NumPy), else raw bytes (needs --shape, --dtype); outputs by extension: .h5/.hdf5\n"
+      "(FILE.h5:/group/dataset), .npy, .raw/.bin/.dat, or --format. Exit status: 0 done, 2 usage, 1 other errors;\n"
+      "killed by SIGINT, SIGTERM or SIGHUP: that signal (a shell shows 128+N).",
       "gtranspose"};
-  std::string in, out, shape, dtype, engine = "auto", kernel = "auto", json, host_mem, device_mem, tile, chunk;
+  std::string in, out, shape, dtype, engine = "auto", kernel = "auto", json, host_mem, device_mem, tile, chunk, format;
   bool in_place = false, resume = false, force = false, quiet = false, list = false, bench = false, no_peers = false,
        sweep = false, version = false, bench_host = false;
   std::string host_modes = "pinned,pageable";
@@ -63,8 +96,11 @@ int main(int argc, char** argv) {
   app.add_option("--engine", engine, "auto (cuda where a GPU exists, else cpu), cuda or cpu");
   app.add_option("--kernel", kernel, kernel_help());
   app.add_flag("--list-kernels", list, "list the CUDA kernels and exit");
-  app.add_flag("-f,--force", force, "replace an existing output");
-  app.add_option("--json", json, "also write the report (or bench table) as JSON to this file");
+  app.add_flag("-f,--force", force, "replace an existing output (OUT, or the --json file)");
+  app.add_option("--json", json, "also write the report (or bench table) as JSON to this file, or - for stdout "
+                                  "(the text report then goes to stderr)");
+  app.add_option("--format", format, "the format of OUT (of IN with --in-place), whatever its name says: raw, npy "
+                                     "or hdf5");
   app.add_flag("-q,--quiet", quiet, "print nothing but errors");
   app.add_option("--host-mem", host_mem, "host memory budget, e.g. 512M, 8GiB (default: a quarter of RAM, <= 16 GiB)");
   app.add_option("--device-mem", device_mem, "device memory budget, e.g. 2G (default: half the free memory, <= 4 GiB)");
@@ -119,23 +155,27 @@ int main(int argc, char** argv) {
       tile = chunk;
     }
     const std::uint64_t tile_elems = tile.empty() ? 0 : gt::parse_size(tile);
-    if (!host_mem.empty() && host_bytes < (std::uint64_t(1) << 20))
-      throw gt::Error(gt::ErrorKind::usage, "--host-mem " + host_mem + " is too small: give at least 1M");
     if (threads < 0 || streams < 0 || reps < 1 || warmup < 0)
       throw gt::Error(gt::ErrorKind::usage, "--threads, --streams and --warmup take numbers >= 0, --reps >= 1");
     const std::optional<gt::DType> dt = gt::tool::dtype_option(dtype);
     gt::EngineChoice eng = gt::parse_engine(engine);
+    std::optional<gt::Format> fmt;
+    if (!format.empty() && !(fmt = gt::parse_format(format)))
+      throw gt::Error(gt::ErrorKind::usage, "unknown --format '" + format + "': use raw, npy or hdf5");
     // Options that would be accepted and then silently ignored are refused.
     if (bench && bench_host) throw gt::Error(gt::ErrorKind::usage, "give --bench or --bench-host, not both");
-    if (!bench && !bench_host)
-      for (const char* opt : {"--reps", "--warmup", "--seed"})
-        if (app.count(opt)) throw gt::Error(gt::ErrorKind::usage, std::string(opt) + " applies to --bench and --bench-host only");
-    if (!bench)
-      for (const char* opt : {"--no-peers", "--sweep", "--random-shapes"})
-        if (app.count(opt)) throw gt::Error(gt::ErrorKind::usage, std::string(opt) + " applies to --bench only");
-    if (!bench_host && app.count("--host-modes"))
-      throw gt::Error(gt::ErrorKind::usage, "--host-modes applies to --bench-host only");
-    if (!json.empty()) gt::tool::check_json_path(json);
+    refuse_inapplicable(app, bench ? Mode::bench : bench_host ? Mode::bench_host : Mode::job);
+    if (force && json.empty() && (bench || bench_host || in_place))
+      throw gt::Error(gt::ErrorKind::usage, std::string("--force replaces an existing OUT or --json file, and ") +
+                                                (in_place ? "an in-place run" : "a bench") +
+                                                " has neither here: drop --force");
+    if (!json.empty()) {
+      std::vector<std::string> matrices{in, out};
+      if (in_place && !in.empty()) matrices.push_back(gt::journal_path(gt::parse_location(in).path));
+      gt::tool::check_json_path(json, matrices, force);
+    }
+    // With --json - the JSON has stdout to itself.
+    std::ostream& text_out = json == "-" ? std::cerr : std::cout;
 
     if (bench_host) {
       if (!in.empty()) throw gt::Error(gt::ErrorKind::usage, "--bench-host takes no files: give --shape and --dtype");
@@ -158,8 +198,8 @@ int main(int argc, char** argv) {
       b.streams = streams;
       b.host_modes = modes;
       gt::BenchResult r = gt::run_host_bench(b);
-      if (!quiet) std::cout << gt::render_params(gt::format_bench(r), gt::tool::flag_of);
-      if (!json.empty()) gt::tool::write_text_file(json, gt::bench_json(r));
+      if (!quiet) gt::tool::print_text(text_out, gt::render_params(gt::format_bench(r), gt::tool::flag_of));
+      if (!json.empty()) gt::tool::write_json(json, gt::bench_json(r), force);
       for (const auto& row : r.rows)
         if (row.status == gt::RowStatus::failed) return fail(kProgram, "bench-host: " + row.name + ": " + row.note, 1);
       return 0;
@@ -182,10 +222,11 @@ int main(int argc, char** argv) {
       b.peers = !no_peers;
       b.sweep = sweep;
       const gt::EngineDecision d = gt::decide_engine(eng);
-      if (!d.note.empty() && !quiet) std::cerr << "gtranspose: " << d.note << "\n";
       gt::BenchResult r = d.kind == gt::EngineKind::cuda ? gt::run_cuda_bench(b) : gt::run_cpu_bench(b);
-      if (!quiet) std::cout << gt::render_params(gt::format_bench(r), gt::tool::flag_of);
-      if (!json.empty()) gt::tool::write_text_file(json, gt::bench_json(r));
+      // Said once the bench ran: a refused one gets its one error line alone.
+      if (!d.note.empty() && !quiet) std::cerr << "gtranspose: " << gt::tool::printable(d.note) << "\n";
+      if (!quiet) gt::tool::print_text(text_out, gt::render_params(gt::format_bench(r), gt::tool::flag_of));
+      if (!json.empty()) gt::tool::write_json(json, gt::bench_json(r), force);
       // A row skipped by design (a kernel that refuses the shape, cuBLAS not
       // installed) is not a failure; a row that ran and came out wrong is.
       for (const auto& row : r.rows)
@@ -202,6 +243,7 @@ int main(int argc, char** argv) {
     if (!shape.empty()) job.open.shape = gt::parse_shape(shape);
     job.open.dtype = dt;
     job.sink.force = force;
+    (in_place ? job.open.format : job.sink.format) = fmt;
     job.engine = eng;
     job.run.host_mem = host_bytes;
     job.run.device_mem = device_bytes;
@@ -213,14 +255,14 @@ int main(int argc, char** argv) {
     job.run.progress = [&](std::uint64_t d, std::uint64_t t) { progress.update(d, t); };
 
     gt::tool::install_cleanup_handlers();
-    gt::tool::set_interrupt_message(in_place ? "\ngtranspose: interrupted: " + in +
+    gt::tool::set_interrupt_message(in_place ? "\ngtranspose: interrupted: " + gt::tool::printable(in) +
                                              " is left partly transposed; its journal lets the same command with "
                                              "--resume finish it"
                                        : std::string("\ngtranspose: interrupted: partial output removed"));
     gt::RunReport r = gt::run_job(job);
     progress.clear();
-    if (!quiet) std::cout << gt::render_params(gt::format_report(r), gt::tool::flag_of);
-    if (!json.empty()) gt::tool::write_text_file(json, gt::report_json(r));
+    if (!quiet) gt::tool::print_text(text_out, gt::render_params(gt::format_report(r), gt::tool::flag_of));
+    if (!json.empty()) gt::tool::write_json(json, gt::report_json(r), force);
     return 0;
   } catch (const gt::Error& e) {
     return fail(kProgram, e);

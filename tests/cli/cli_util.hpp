@@ -2,12 +2,14 @@
 // they print, their exit status and their peak memory.
 #pragma once
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -26,6 +28,7 @@ using gt::test::write_file;
 struct Result {
   int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;
+  bool timed_out = false;
   std::string out, err;
   std::uint64_t max_rss = 0;  // bytes
   std::string cmdline;
@@ -36,6 +39,7 @@ struct Limits {
   int signal_after_ms = -1;     // send `signal` this long after start
   int signal = SIGINT;
   bool ignore_sighup = false;   // start the child as nohup does
+  int timeout_ms = -1;          // SIGKILL the child if it runs longer (Result::timed_out): a hang fails, not blocks
 };
 
 inline Result run(const std::string& exe, const std::vector<std::string>& args, const Limits& lim = {}) {
@@ -68,7 +72,20 @@ inline Result run(const std::string& exe, const std::vector<std::string>& args, 
   }
   int status = 0;
   struct rusage ru {};
-  wait4(pid, &status, 0, &ru);
+  if (lim.timeout_ms >= 0) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(lim.timeout_ms);
+    while (wait4(pid, &status, WNOHANG, &ru) == 0) {
+      if (std::chrono::steady_clock::now() > end) {
+        r.timed_out = true;
+        kill(pid, SIGKILL);
+        wait4(pid, &status, 0, &ru);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  } else {
+    wait4(pid, &status, 0, &ru);
+  }
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   r.max_rss = std::uint64_t(ru.ru_maxrss) * 1024;
@@ -90,6 +107,26 @@ inline Result gtranspose(const std::vector<std::string>& args, const Limits& lim
   return run(GT_CLI_PATH, args, lim);
 }
 inline Result gtgen(const std::vector<std::string>& args) { return run(GT_GEN_PATH, args); }
+
+inline void generate(const std::string& path, const std::string& shape, const std::string& dtype, int seed = 3) {
+  Result g = gtgen({path, "--shape", shape, "--dtype", dtype, "--seed", std::to_string(seed)});
+  ASSERT_EQ(g.exit_code, 0) << why(g);
+}
+
+inline void expect_transposed(const std::string& path, int seed, const std::vector<std::string>& raw_args = {}) {
+  std::vector<std::string> args{"--verify", path, "--transposed", "--seed", std::to_string(seed), "-q"};
+  args.insert(args.end(), raw_args.begin(), raw_args.end());
+  Result v = gtgen(args);
+  EXPECT_EQ(v.exit_code, 0) << why(v);
+}
+
+// One error line (plus nothing else), the right exit code, and a message.
+inline void expect_error(const Result& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, code) << why(r);
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in stderr\n" << why(r);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "expected one line\n" << why(r);
+  EXPECT_EQ(r.err.rfind("gtranspose: ", 0), 0u) << why(r);
+}
 
 // FNV-1a of a file's bytes: "input untouched" checks.
 inline std::uint64_t file_hash(const std::string& path) {

@@ -15,6 +15,7 @@
 #include "cli/cli_util.hpp"
 #include "support/gpu.hpp"
 
+using cli::expect_error;
 using cli::gtgen;
 using cli::gtranspose;
 using cli::Result;
@@ -51,13 +52,6 @@ bool holds_pattern(const std::string& file, bool transposed) {
 std::uint64_t test_seed() {
   if (const char* s = std::getenv("GT_JOURNAL_SEED")) return std::strtoull(s, nullptr, 10);
   return std::random_device{}();
-}
-
-// One error line, the right exit code, and a message.
-void expect_error(const Result& r, int code, const std::string& needle) {
-  EXPECT_EQ(r.exit_code, code) << why(r);
-  EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in stderr\n" << why(r);
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "expected one line\n" << why(r);
 }
 
 // Starts gtranspose and kills it (SIGKILL) as soon as `journal` exists:

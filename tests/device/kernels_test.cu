@@ -2,7 +2,10 @@
 // leading dimensions, skinny matrices, and one matrix of more than 2^31
 // elements, checked on the device against the position pattern. Outputs are
 // poisoned before each run and their padding must stay poisoned; inputs
-// must come back untouched. Without a GPU every test skips with the reason.
+// must come back untouched. A case a kernel refuses is a failure unless
+// kRefused lists it, by design and with the reason; the registry checks and
+// Refusals.ExactlyTheListedOnes run without a GPU too, every other test
+// skips there with the reason.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -98,12 +101,62 @@ const Shape kInPlace[] = {
     {1040, 1040, 16, 0, "1040x1040_ld16"},
 };
 
+// The small shapes of Sanitize.AllKernelsSmall, and the huge ones.
+// 260x259 and 259x259: full tiles of every element size whose rows are not
+// 16-byte aligned (the misaligned tile path's shuffles, partial words and its
+// last word read near the end of the matrix).
+const Shape kSanitizeOut[] = {{67, 45, 3, 5, "67x45_ld3_5"}, {144, 160, 0, 0, "144x160"}, {3, 4000, 0, 0, "3x4000"},
+                              {4000, 5, 0, 0, "4000x5"}, {1003, 3, 0, 5, "1003x3_ld0_5"}, {260, 259, 1, 3, "260x259_ld1_3"}};
+const Shape kSanitizeIn[] = {{45, 45, 2, 0, "45x45_ld2"}, {144, 144, 0, 0, "144x144"}, {259, 259, 0, 0, "259x259"}};
+const Shape kHugeSquare{50000, 50000, 0, 0, "50000x50000"};
+const Shape kHugeNarrow{715827889, 3, 0, 15, "715827889x3_lo15"};
+
 struct Case {
   std::string kernel;
   std::size_t elem;
   Shape shape;
   unsigned bx = 0, by = 0;
 };
+
+// The cases a kernel refuses by design, each with the reason; supports()
+// refusing any other case is a failure (a kernel that stopped taking a shape
+// it should), not a skip, and so is supports() taking one listed here: the
+// list is kept exactly true (Refusals.ExactlyTheListedOnes checks it, with
+// or without a GPU). elem 0: every element size.
+struct Refusal {
+  const char* kernel;
+  std::size_t elem;
+  const char* shape;
+  unsigned bx, by;
+  const char* why;
+};
+constexpr const char* kOneThread = "one GPU thread moves every element: capped at 2^20 elements";
+constexpr const char* kOneDim = "row-per-thread's blocks are one-dimensional";
+constexpr const char* kSmem = "the block's tile does not fit 48 KiB of shared memory at this element size";
+const Refusal kRefused[] = {
+    {"single-thread", 0, "4097x2049", 0, 0, kOneThread},
+    {"single-thread", 0, "4096x4096", 0, 0, kOneThread},
+    {"single-thread", 0, "1040x2000", 0, 0, kOneThread},
+    {"single-thread", 0, "1040x2000_ld16_32", 0, 0, kOneThread},
+    {"row-per-thread", 0, "1000x999_ld3_5", 16, 16, kOneDim},
+    {"row-per-thread", 0, "1000x999_ld3_5", 64, 4, kOneDim},
+    {"row-per-thread", 0, "1000x999_ld3_5", 32, 32, kOneDim},
+    {"row-per-thread", 0, "1000x999_ld3_5", 8, 8, kOneDim},
+    {"smem", 1, "1000x999_ld3_5", 256, 1, kSmem},      {"smem", 8, "1000x999_ld3_5", 256, 1, kSmem},
+    {"smem", 16, "1000x999_ld3_5", 256, 1, kSmem},     {"smem", 16, "1000x999_ld3_5", 64, 4, kSmem},
+    {"padded", 1, "1000x999_ld3_5", 256, 1, kSmem},    {"padded", 8, "1000x999_ld3_5", 256, 1, kSmem},
+    {"padded", 16, "1000x999_ld3_5", 256, 1, kSmem},   {"padded", 16, "1000x999_ld3_5", 64, 4, kSmem},
+    {"diagonal", 1, "1000x999_ld3_5", 256, 1, kSmem},  {"diagonal", 8, "1000x999_ld3_5", 256, 1, kSmem},
+    {"diagonal", 16, "1000x999_ld3_5", 256, 1, kSmem}, {"diagonal", 16, "1000x999_ld3_5", 64, 4, kSmem},
+};
+
+const Refusal* refusal_of(const Case& c) {
+  for (const Refusal& r : kRefused)
+    if (c.kernel == r.kernel && (r.elem == 0 || r.elem == c.elem) && std::string(c.shape.label) == r.shape &&
+        c.bx == r.bx && c.by == r.by)
+      return &r;
+  return nullptr;
+}
 
 std::string case_name(const Case& c) {
   std::string s = c.kernel + "_e" + std::to_string(c.elem) + "_" + c.shape.label;
@@ -153,28 +206,50 @@ std::string shape_text(const Problem& p) {
   return std::to_string(p.rows) + "x" + std::to_string(p.cols);
 }
 
-// Runs one case and records failures with a one-line reproducer. Returns
-// false with *skip set when the kernel does not support the case.
+// The problem a case poses to its kernel.
+Problem problem_of(const Case& c, const KernelInfo& k) {
+  Problem p;
+  p.rows = c.shape.rows;
+  p.cols = c.shape.cols;
+  p.elem_size = c.elem;
+  p.block_x = c.bx;
+  p.block_y = c.by;
+  const bool inplace = k.kind == Kind::inplace, copy = k.kind == Kind::copy;
+  p.ld_in = c.shape.ld_in_extra ? p.cols + c.shape.ld_in_extra : 0;
+  p.ld_out = inplace || !c.shape.ld_out_extra ? 0 : (copy ? p.cols : p.rows) + c.shape.ld_out_extra;
+  return p;
+}
+
+// Whether supports() answers the case as kRefused says; the failure's
+// message otherwise, "" when it does.
+std::string refusal_mismatch(const Case& c, const KernelInfo& k) {
+  std::string why;
+  const bool takes = k.supports(problem_of(c, k), &why);
+  const Refusal* r = refusal_of(c);
+  if (!takes && !r)
+    return c.kernel + " refuses " + case_name(c) + " (" + why + "), a case it should take: fix the kernel, or add "
+           "it to kRefused with the reason";
+  if (takes && r) return c.kernel + " takes " + case_name(c) + ", listed in kRefused (" + r->why + "): drop the entry";
+  if (!takes && why.empty()) return c.kernel + ": supports() said no without a reason";
+  return "";
+}
+
+// Runs one case and records failures with a one-line reproducer. A case
+// refused by design (kRefused) sets *skip with the reason; any other
+// refusal fails.
 void run_case(const Case& c, const std::string& test_name, std::string* skip) {
   const KernelInfo* k = gt::kernels::find(c.kernel);
   ASSERT_NE(k, nullptr) << "no kernel named " << c.kernel;
   const std::uint64_t rows = c.shape.rows, cols = c.shape.cols;
-  Problem p;
-  p.rows = rows;
-  p.cols = cols;
-  p.elem_size = c.elem;
-  p.block_x = c.bx;
-  p.block_y = c.by;
+  const Problem p = problem_of(c, *k);
   const bool inplace = k->kind == Kind::inplace, copy = k->kind == Kind::copy;
   const std::uint64_t ld_in = cols + c.shape.ld_in_extra;
   const std::uint64_t out_rows = copy ? rows : cols, out_cols = copy ? cols : rows;
   const std::uint64_t ld_out = out_cols + c.shape.ld_out_extra;
-  p.ld_in = c.shape.ld_in_extra ? ld_in : 0;
-  p.ld_out = inplace || !c.shape.ld_out_extra ? 0 : ld_out;
-  std::string why;
-  if (!k->supports(p, &why)) {
-    EXPECT_FALSE(why.empty()) << c.kernel << ": supports() said no without a reason";
-    *skip = c.kernel + " does not run " + shape_text(p) + ": " + why;
+  const std::string mismatch = refusal_mismatch(c, *k);
+  ASSERT_EQ(mismatch, "");
+  if (const Refusal* r = refusal_of(c)) {
+    *skip = c.kernel + " does not run " + shape_text(p) + " by design: " + r->why;
     return;
   }
   const std::uint64_t seed = gtt::test_seed(test_name);
@@ -256,27 +331,27 @@ INSTANTIATE_TEST_SUITE_P(Kernels, BlockShapes, ::testing::ValuesIn(block_cases()
 // One small run of every kernel and element size, at shapes that take every
 // path (16-byte tiles, partial tiles, leading dimensions): the target of the
 // compute-sanitizer memcheck and racecheck runs in scripts/gpu-check.sh.
-TEST(Sanitize, AllKernelsSmall) {
-  GT_SKIP_WITHOUT_GPU();
-  // 260x259 and 259x259: full tiles of every element size whose rows are
-  // not 16-byte aligned (the misaligned tile path's shuffles, partial words
-  // and its last word read near the end of the matrix).
-  const Shape out_of_place[] = {{67, 45, 3, 5, "67x45_ld3_5"}, {144, 160, 0, 0, "144x160"},
-                                {3, 4000, 0, 0, "3x4000"}, {4000, 5, 0, 0, "4000x5"},
-                                {1003, 3, 0, 5, "1003x3_ld0_5"}, {260, 259, 1, 3, "260x259_ld1_3"}};
-  const Shape in_place[] = {{45, 45, 2, 0, "45x45_ld2"}, {144, 144, 0, 0, "144x144"}, {259, 259, 0, 0, "259x259"}};
+std::vector<Case> sanitize_cases() {
+  std::vector<Case> out;
   for (const auto& k : gt::kernels::registry())
     for (std::size_t s : kSizes) {
-      const bool ip = k.kind == Kind::inplace;
-      const std::vector<Shape> shapes = ip ? std::vector<Shape>(std::begin(in_place), std::end(in_place))
-                                           : std::vector<Shape>(std::begin(out_of_place), std::end(out_of_place));
-      for (const auto& sh : shapes) {
-        const Case c{k.name, s, sh};
+      if (k.kind == Kind::inplace)
+        for (const auto& sh : kSanitizeIn) out.push_back({k.name, s, sh});
+      else
+        for (const auto& sh : kSanitizeOut) out.push_back({k.name, s, sh});
+    }
+  return out;
+}
+
+TEST(Sanitize, AllKernelsSmall) {
+  GT_SKIP_WITHOUT_GPU();
+  for (const Case& c : sanitize_cases()) {
+      {
         std::string skip;
         SCOPED_TRACE(case_name(c));
         run_case(c, "Sanitize.AllKernelsSmall", &skip);
       }
-    }
+  }
 }
 
 // More than 2^31 elements (2.5e9 bytes): offsets that overflow 32 bits must
@@ -293,23 +368,42 @@ void run_huge(const char* kernel, const Shape& sh) {
   run_case(Case{kernel, 1, sh}, std::string("Huge_") + kernel + "_" + sh.label, &skip);
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
-void run_huge(const char* kernel, std::uint64_t n) { run_huge(kernel, Shape{n, n, 0, 0, "50000x50000"}); }
-
 TEST(Huge, PaddedI8Over2To31Elements) {
   GT_SKIP_WITHOUT_GPU();
-  run_huge("padded", 50000);
+  run_huge("padded", kHugeSquare);
 }
 
 // 715,827,889 x 3 bytes (2^31 + 19 elements), output rows padded to a
 // multiple of 16: padded's narrow path, with a scalar tail, past 2^31.
 TEST(Huge, PaddedI8NarrowOver2To31Elements) {
   GT_SKIP_WITHOUT_GPU();
-  run_huge("padded", Shape{715827889, 3, 0, 15, "715827889x3_lo15"});
+  run_huge("padded", kHugeNarrow);
 }
 
 TEST(Huge, InplaceTiledI8Over2To31Elements) {
   GT_SKIP_WITHOUT_GPU();
-  run_huge("inplace-tiled", 50000);
+  run_huge("inplace-tiled", kHugeSquare);
+}
+
+// Host-only: every case of every suite above against kRefused, on any
+// machine (no GPU needed). A kernel whose supports() starts refusing a case
+// it should take fails here first.
+TEST(Refusals, ExactlyTheListedOnes) {
+  std::vector<Case> all = catalogue_cases();
+  for (auto* more : {&skinny_cases, &block_cases, &sanitize_cases})
+    for (const Case& c : (*more)()) all.push_back(c);
+  all.push_back({"padded", 1, kHugeSquare});
+  all.push_back({"padded", 1, kHugeNarrow});
+  all.push_back({"inplace-tiled", 1, kHugeSquare});
+  std::set<const Refusal*> used;
+  for (const Case& c : all) {
+    const KernelInfo* k = gt::kernels::find(c.kernel);
+    ASSERT_NE(k, nullptr) << c.kernel;
+    EXPECT_EQ(refusal_mismatch(c, *k), "");
+    if (const Refusal* r = refusal_of(c)) used.insert(r);
+  }
+  for (const Refusal& r : kRefused)
+    EXPECT_TRUE(used.count(&r)) << "kRefused lists " << r.kernel << " " << r.shape << ", which no case poses: drop it";
 }
 
 // Host-only checks of the registry (run without a GPU too).

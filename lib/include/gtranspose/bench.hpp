@@ -68,6 +68,8 @@ struct BenchResult {
   std::vector<BenchRow> shape_rows;
 };
 
+// The CPU transposer beside a multithreaded memcpy. Throws gt::Error(usage)
+// for what it cannot time: a CUDA kernel named in opts.kernel, a sweep.
 BenchResult run_cpu_bench(const BenchOptions& opts);
 // Throws gt::Error(no_device) without a GPU, gt::Error(usage) without CUDA support.
 BenchResult run_cuda_bench(const BenchOptions& opts);

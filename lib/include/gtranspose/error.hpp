@@ -5,8 +5,8 @@
 //
 // A message names the parameters a caller can change as {name}: {host_mem},
 // {device_mem}, {tile}, {threads}, {streams}, {kernel}, {engine}, {shape},
-// {dtype}, {force}, {in_place}, {resume}, and the benches' {seed}, {reps},
-// {warmup}, {host_modes}. what() spells them the library's way
+// {dtype}, {force}, {in_place}, {resume}, {format}, and the benches' {seed},
+// {reps}, {warmup}, {host_modes}, {sweep}; a program's own {json}. what() spells them the library's way
 // (host_mem, the field of RunOptions); a program spells them its own way with
 // render(): the CLI as its flags (--host-mem), a binding as its keywords. So
 // the library's messages never name a command-line flag.
@@ -35,7 +35,8 @@ using ParamSpeller = std::function<std::string(std::string_view name)>;
 // The parameters a message may name.
 inline bool is_param_name(std::string_view n) {
   for (std::string_view p : {"host_mem", "device_mem", "tile", "threads", "streams", "kernel", "engine", "shape",
-                             "dtype", "force", "in_place", "resume", "seed", "reps", "warmup", "host_modes"})
+                             "dtype", "force", "in_place", "resume", "seed", "reps", "warmup", "host_modes", "format",
+                             "sweep", "json"})
     if (n == p) return true;
   return false;
 }

@@ -1,8 +1,13 @@
 // Opening files as sources, sinks and in-place matrices, by format.
 //
-// A location is "path" or, for HDF5, "path:/group/dataset". The format comes
-// from the extension: .h5/.hdf5 HDF5, .npy NumPy, anything else raw bytes
-// (row-major, no header; the shape and dtype options required).
+// A location is "path" or, for HDF5, "path:/group/dataset". An input's
+// format comes from its content (the HDF5 signature, at 0 or after a user
+// block; the NumPy magic), so a netCDF-4 .nc opens as the HDF5 file it is;
+// where the content says nothing, from its name (.h5/.hdf5, .npy), and
+// anything else is raw bytes (row-major, no header; the shape and dtype
+// options required). An output's format comes from its name: .h5/.hdf5,
+// .npy, or .raw/.bin/.dat; any other name is refused unless the format is
+// given (SinkOptions::format), so a typo never becomes a headerless file.
 //
 // The interfaces themselves (Source, Sink, InplaceMatrix) are in matrix.hpp.
 #pragma once
@@ -15,24 +20,48 @@
 
 namespace gt {
 
-// Splits "file.h5:/grp/x" (only for .h5/.hdf5 files; a raw path may contain ':').
+// Splits "file.h5:/grp/x" at the first ':' whose left side is an HDF5 file
+// by name (.h5/.hdf5) or an existing HDF5 file by content ("data.nc:/t");
+// a raw path may contain ':'. The format is the name's (raw where the name
+// says none); open_source() and create_sink() decide the real one.
 [[nodiscard]] Location parse_location(const std::string& spec);
+// "raw", "npy", "hdf5" (any case); nullopt otherwise.
+[[nodiscard]] std::optional<Format> parse_format(const std::string& name);
 
 // What the user told us about a raw file (required for raw, checked for others).
 struct OpenOptions {
   std::optional<Shape> shape;
   std::optional<DType> dtype;
+  // The input's format, overriding its content and name (a raw file whose
+  // bytes happen to start like a NumPy file's).
+  std::optional<Format> format;
 };
 
 // Opens a matrix for reading. Throws gt::Error(input) with a one-line message:
-// missing/unreadable file, no such dataset (listing candidates), not 2-D,
+// missing/unreadable file, a FIFO, device or folder (refused without
+// blocking on it), no such dataset (listing candidates), not 2-D,
 // raw size mismatch, malformed .npy header, unsupported element type.
 // For raw, opts.shape and opts.dtype are required (usage error otherwise).
 [[nodiscard]] std::unique_ptr<Source> open_source(const std::string& spec, const OpenOptions& opts);
 
 struct SinkOptions {
+  // SinkOptions{force} as before the format was added.
+  SinkOptions(bool replace = false, std::optional<Format> fmt = std::nullopt) : force(replace), format(fmt) {}
   bool force = false;  // replace an existing output file
+  // The output's format, for a name that says none (or another); without it
+  // an output must be named .h5/.hdf5, .npy or .raw/.bin/.dat.
+  std::optional<Format> format;
 };
+
+// Where an output goes and in which format (see SinkOptions::format).
+// Throws gt::Error(usage) for a name that says no format, listing those that do.
+[[nodiscard]] Location output_location(const std::string& spec, std::optional<Format> format);
+
+// The checks every output file gets before anything is written (the CLI's
+// --json report too): refuses a folder, a device, FIFO or socket, a symbolic
+// link (a rename would replace the link, not write through it), and an
+// existing file without `force`. Throws gt::Error(output) naming {force}.
+void check_output_file(const std::string& path, bool force);
 
 // Creates the output for the transpose of `src`: shape src.info().shape.transposed(),
 // same element type and byte order, as the source's native_type() gives it
@@ -41,7 +70,10 @@ struct SinkOptions {
 // source's name unless `spec` names one. The data goes to a temporary file in
 // the destination folder, registered with tempfile.hpp, renamed by commit().
 // Throws gt::Error(output) for an existing output without force, an unwritable
-// folder, or an element type the format cannot express.
+// folder, or an element type the format cannot express; gt::Error(usage) for
+// a name that says no format. The commit replaces a file under the final
+// name only with force: one that appeared during the run is kept and the
+// commit fails.
 [[nodiscard]] std::unique_ptr<Sink> create_sink(const std::string& spec, const Source& src, const SinkOptions& opts);
 
 // Opens a square matrix for in-place transposition. Throws gt::Error(input)

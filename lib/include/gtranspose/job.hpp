@@ -39,6 +39,13 @@ RunReport run_job(const JobOptions& opts);
 // Plans a run with `engine` and runs it: what run_job does once its files
 // are open, and what the host-memory API and the benches do with memory.
 RunReport execute(Engine& engine, Source& src, Sink& dst, const RunOptions& opts);
+// For a source that stores its own transpose (Source::stores_transpose: a
+// Fortran-order .npy): plans the run as execute() would (so options and
+// budgets are checked alike), then copies the stored bytes to `dst` in
+// order, in bands within the host budget, with no engine and no
+// transposition: as fast as a copy of the file. run_job takes this path by
+// itself.
+RunReport copy_stored_transpose(Engine& engine, Source& src, Sink& dst, const RunOptions& opts);
 RunReport execute_inplace(Engine& engine, InplaceMatrix& m, InplaceWriter& writer, const RunOptions& opts);
 // In place on any shape plan_inplace_shape() takes: a square as above; a
 // rectangle's stages in order (journal.hpp), from the one `stages` says the

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gtranspose/error.hpp"
 #include "gtranspose/types.hpp"
 
 namespace gt {
@@ -30,7 +31,8 @@ struct Location {
 // sinks fall back to MatrixInfo. Each field names the format whose sink reads
 // it, and the format's sink alone interprets it.
 struct NativeType {
-  // A .npy source's descr exactly as in its header ("<f4", "|V8", "|b1");
+  // A .npy source's type as np.save would spell it (dtype.str: "<f4" for a
+  // header's 'f4' or '|f4', "|V8", "|b1" for '?', "|S4", "<M8[ns]");
   // "" for every other source. The .npy sink writes it as is; the HDF5 sink
   // makes "|b1" the boolean enum h5py writes.
   std::string npy_descr;
@@ -76,6 +78,16 @@ class Source {
   virtual NativeType native_type() const { return {}; }
   // A short human description: "HDF5 dataset /x (f32, 1000x2000) in in.h5".
   virtual std::string describe() const = 0;
+  // True when the source's bytes, in order, are its transpose in C order (a
+  // Fortran-order .npy): the job then copies them as they are (job.hpp,
+  // copy_stored_transpose) instead of transposing. Such a source reads a
+  // rectangle of its transpose, as stored, with read_transpose().
+  virtual bool stores_transpose() const { return false; }
+  virtual void read_transpose(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+                              std::uint64_t ld) {
+    (void)r0, (void)c0, (void)h, (void)w, (void)dst, (void)ld;
+    throw Error(ErrorKind::internal, "read_transpose() of a source that does not store its transpose");
+  }
 };
 
 class Sink {

@@ -59,6 +59,20 @@ constexpr std::uint64_t kMaxTileBytes = std::uint64_t(256) << 20;
 constexpr std::uint64_t kStagedTileBytes = std::uint64_t(64) << 20;
 // The CUDA engine halves its tiles down to this when the device has no room.
 constexpr std::uint64_t kMinTileBytes = std::uint64_t(1) << 20;
+// The smallest tile a run of many tiles may have, and how many tiles any
+// run may have however small. Each tile costs a read call per row and a
+// write call per column, and tiny tiles make those calls a few bytes long:
+// on the 2-core CI machine a 16 MiB f32 raw file took 0.45 s by default,
+// 0.85 s with 4096-element (64x64) tiles, 3.6 s with 256-element and 8.7 s
+// with 64-element tiles (a 512 MiB run with 1-element tiles had not ended
+// after 60 s). Below 4096 elements a tile costs more than twice the default
+// run; 4096 tiles of any size cost at most about half a second of calls. A
+// plan of more tiles than that, each smaller than the floor, is refused,
+// naming the {tile} or budget that would do: a run that holds the floor's
+// tiles always works (and small matrices, whose tile count stays low, take
+// tiles of any size). A resumed run keeps its journal's tiles.
+constexpr std::uint64_t kMinTileElems = 4096;
+constexpr std::uint64_t kFreeTiles = 4096;
 // CUDA streams (lanes) by default.
 constexpr int kDefaultLanes = 4;
 // Reader or writer threads for a file that takes positioned I/O from several
@@ -121,9 +135,11 @@ struct PlanRequest {
   int kept_batches = 0;             // in place: InplaceWriter::batches_kept()
   std::uint64_t resumed_block = 0;  // in place: the interrupted run's tile side (0: a fresh run)
   std::uint64_t first_pair = 0;     // in place: pairs already done
-  // The caller's options (0: the defaults above).
+  // The caller's options (0: the defaults above). Those only a GPU uses
+  // ({device_mem}, {streams}, {kernel}) are refused for the CPU engine.
   std::uint64_t host_mem = 0, device_mem = 0, tile_elems = 0;
   int streams = 0;
+  std::string kernel = "auto";
 };
 
 // --- what it decides --------------------------------------------------------------
@@ -214,8 +230,9 @@ constexpr std::uint64_t kPermuteBufferBytes = std::uint64_t(64) << 20;
 
 // Plans a run. Throws gt::Error(usage) when the budgets cannot hold it (a
 // budget smaller than the formats' reserve, a resumed run's fixed tiles that
-// do not fit, a kernel that cannot move the tiles), naming the parameter to
-// change.
+// do not fit, a kernel that cannot move the tiles, tiles below the floor),
+// or an option cannot apply to the engine (the CPU engine and {device_mem},
+// {streams} or {kernel}), naming the parameter to change.
 [[nodiscard]] RunPlan plan_run(const PlanRequest& req, const EngineCaps& caps);
 
 // The next smaller plan after the device could not allocate `failed`'s

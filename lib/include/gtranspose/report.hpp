@@ -34,8 +34,15 @@ struct RunReport {
   // other stage hidden behind it), and which stage that was. 0 / "" if n/a.
   double overlap = 0;
   std::string bottleneck;
-  std::uint64_t host_mem_budget = 0, host_mem_peak = 0;    // bytes (peak: the process's resident set)
-  std::uint64_t host_buffers = 0;  // tile and staging buffers the engine allocated
+  // Host memory. The budget ({host_mem}) covers the engine's buffers and
+  // what the formats hold (plan.hpp); the process's resident set also holds
+  // the program, its libraries, HDF5's metadata and the CUDA context, which
+  // no budget covers: it is reported beside the budget, not against it.
+  std::uint64_t host_mem_budget = 0;
+  std::uint64_t host_buffers = 0;    // tile and staging buffers the engine allocated
+  std::uint64_t host_reserved = 0;   // what the formats hold (HDF5 chunk caches)
+  std::uint64_t host_mem_peak = 0;   // the process's peak resident set (VmHWM)
+  std::uint64_t host_rss_start = 0;  // its resident set when the engine began the run
   std::uint64_t device_mem_budget = 0, device_mem_peak = 0;
   std::vector<std::string> notes;  // e.g. "no GPU found: using the CPU engine"
 
@@ -52,5 +59,7 @@ std::string json_escape(const std::string& s);
 
 // Peak resident set size of this process so far (VmHWM), in bytes; 0 if unknown.
 std::uint64_t peak_rss_bytes();
+// Resident set size of this process now (VmRSS), in bytes; 0 if unknown.
+std::uint64_t current_rss_bytes();
 
 }  // namespace gt

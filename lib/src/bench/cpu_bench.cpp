@@ -42,6 +42,14 @@ BenchResult run_cpu_bench(const BenchOptions& opts) {
   const Shape shape = opts.shape;
   if (shape.rows == 0 || shape.cols == 0) throw Error(ErrorKind::usage, "bench shape must not be empty");
   if (opts.reps < 1) throw Error(ErrorKind::usage, "bench needs at least one repetition");
+  // What the CPU bench cannot time is refused, not replaced by what it can:
+  // a CUDA kernel's row would otherwise read as the CPU transposer's.
+  if (opts.kernel != "all" && opts.kernel != "auto" && opts.kernel != "cpu-blocked")
+    throw Error(ErrorKind::usage, "the CPU bench (chosen by {engine}, or by auto where no GPU is found) cannot run the "
+                                  "CUDA kernel '" + opts.kernel + "': drop {kernel}, or bench it on a GPU with {engine} cuda");
+  if (opts.sweep)
+    throw Error(ErrorKind::usage, "{sweep} times CUDA kernels over sizes and block shapes: the CPU bench has none; "
+                                  "drop {sweep}, or use {engine} cuda on a GPU");
   MatrixInfo info;
   info.shape = shape;
   info.elem_size = es;

@@ -19,14 +19,24 @@ StageStat& RunReport::stage(const std::string& name) {
 std::string json_escape(const std::string& s) {
   std::string o;
   o.reserve(s.size() + 2);
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    // C1 controls (U+0080..U+009F, UTF-8 C2 80..C2 9F) as escapes too: a
+    // report printed with --json - must not carry terminal commands.
+    if (static_cast<unsigned char>(c) == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) < 0xa0 &&
+        static_cast<unsigned char>(s[i + 1]) >= 0x80) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", static_cast<unsigned char>(s[++i]));
+      o += b;
+      continue;
+    }
     switch (c) {
       case '"': o += "\\\""; break;
       case '\\': o += "\\\\"; break;
       case '\n': o += "\\n"; break;
       case '\t': o += "\\t"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
           char b[8];
           std::snprintf(b, sizeof b, "\\u%04x", c);
           o += b;
@@ -66,9 +76,15 @@ std::string format_report(const RunReport& r) {
     o << "  overlap: the busiest stage (" << r.bottleneck << ") ran " << fmt("%.0f", 100 * r.overlap)
       << "% of the wall time\n";
   if (r.kernel_gbps > 0) o << "  kernel bandwidth " << fmt("%.1f", r.kernel_gbps) << " GB/s (read + write)\n";
-  if (r.host_mem_budget)
-    o << "  host memory: peak " << format_bytes(r.host_mem_peak) << " of " << format_bytes(r.host_mem_budget)
-      << " budget\n";
+  if (r.host_mem_budget) {
+    o << "  host memory: buffers " << format_bytes(r.host_buffers);
+    if (r.host_reserved) o << " + formats' caches " << format_bytes(r.host_reserved);
+    o << " of " << format_bytes(r.host_mem_budget) << " budget";
+    if (r.host_mem_peak)
+      o << "; process peak " << format_bytes(r.host_mem_peak) << " resident (" << format_bytes(r.host_rss_start)
+        << " before the run: program, libraries, file metadata)";
+    o << "\n";
+  }
   if (r.device_mem_budget)
     o << "  device memory: peak " << format_bytes(r.device_mem_peak) << " of " << format_bytes(r.device_mem_budget)
       << " budget\n";
@@ -90,7 +106,9 @@ std::string report_json(const RunReport& r) {
   o << "  \"wall_s\": " << fmt("%.6f", r.wall_s) << ", \"gbps\": " << fmt("%.4f", r.gbps())
     << ", \"kernel_gbps\": " << fmt("%.3f", r.kernel_gbps) << ",\n";
   o << "  \"overlap\": " << fmt("%.4f", r.overlap) << ", \"bottleneck\": \"" << json_escape(r.bottleneck) << "\",\n";
-  o << "  \"host_mem_budget\": " << r.host_mem_budget << ", \"host_mem_peak\": " << r.host_mem_peak << ",\n";
+  o << "  \"host_mem_budget\": " << r.host_mem_budget << ", \"host_buffers\": " << r.host_buffers
+    << ", \"host_reserved\": " << r.host_reserved << ", \"host_mem_peak\": " << r.host_mem_peak
+    << ", \"host_rss_start\": " << r.host_rss_start << ",\n";
   o << "  \"device_mem_budget\": " << r.device_mem_budget << ", \"device_mem_peak\": " << r.device_mem_peak << ",\n";
   o << "  \"stages\": [";
   for (std::size_t i = 0; i < r.stages.size(); ++i) {
@@ -104,12 +122,15 @@ std::string report_json(const RunReport& r) {
   return o.str();
 }
 
-std::uint64_t peak_rss_bytes() {
+namespace {
+
+// A "Vm...:" line of /proc/self/status, in bytes; 0 if unknown.
+std::uint64_t status_bytes(const std::string& key) {
   std::ifstream f("/proc/self/status");
   std::string line;
   while (std::getline(f, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      std::istringstream is(line.substr(6));
+    if (line.rfind(key, 0) == 0) {
+      std::istringstream is(line.substr(key.size()));
       std::uint64_t kb = 0;
       is >> kb;
       return kb * 1024;
@@ -117,5 +138,10 @@ std::uint64_t peak_rss_bytes() {
   }
   return 0;
 }
+
+}  // namespace
+
+std::uint64_t peak_rss_bytes() { return status_bytes("VmHWM:"); }
+std::uint64_t current_rss_bytes() { return status_bytes("VmRSS:"); }
 
 }  // namespace gt

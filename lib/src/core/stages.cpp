@@ -32,6 +32,8 @@ RunReport start_report(const RunPlan& p) {
   r.tile_shape = p.tile;
   r.threads = p.threads;
   r.host_mem_budget = p.host_budget;
+  r.host_reserved = p.reserved;
+  r.host_rss_start = current_rss_bytes();
   r.device_mem_budget = p.device_budget;
   r.device_mem_peak = p.device_bytes;
   r.notes = p.notes;

@@ -2,12 +2,12 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include "core/paths.hpp"
@@ -30,11 +30,51 @@ struct Slot {
 Slot g_slots[kSlots];
 std::atomic<unsigned> g_counter{0};
 
+// The longest file name `dir` takes (255 on every common Linux file system).
+std::size_t name_max(const std::string& dir) {
+  const long n = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  return n > 0 ? std::size_t(n) : std::size_t(NAME_MAX);
+}
+
+[[noreturn]] void in_the_way(const std::string& final_path) {
+  throw Error(ErrorKind::output, final_path + " appeared while the run was going (another program or run created "
+                                              "it): it was left as it is; use {force} to replace it");
+}
+
+// Renames `from` to `to` unless `to` exists, atomically: renameat2 with
+// RENAME_NOREPLACE, or where the file system lacks it, link(2) (which never
+// replaces) and unlink(2).
+void rename_no_replace(const std::string& from, const std::string& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return;
+  if (errno == EEXIST) in_the_way(to);
+  if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+    throw_errno(ErrorKind::output, "cannot rename " + from + " to " + to);
+  if (::link(from.c_str(), to.c_str()) == 0) {
+    // The result is in place under both names; losing the temporary's name
+    // can only fail in ways that leave the result intact.
+    ::unlink(from.c_str());
+    return;
+  }
+  if (errno == EEXIST) in_the_way(to);
+  if (errno != EPERM && errno != EOPNOTSUPP && errno != ENOSYS)
+    throw_errno(ErrorKind::output, "cannot link " + from + " to " + to);
+  // A file system with neither (FAT, some network file systems): look, then
+  // rename. Only a file created in the moment between the two is replaced.
+  if (::access(to.c_str(), F_OK) == 0 || errno != ENOENT) in_the_way(to);
+  if (::rename(from.c_str(), to.c_str()) != 0) throw_errno(ErrorKind::output, "cannot rename " + from + " to " + to);
+}
+
 }  // namespace
 
-TempPath::TempPath(const std::string& final_path) : final_(final_path) {
-  tmp_ = dir_of(final_) + "/." + base_of(final_) + ".gt-tmp-" + std::to_string(::getpid()) + "-" +
-         std::to_string(g_counter.fetch_add(1));
+TempPath::TempPath(const std::string& final_path, Replace replace) : final_(final_path), replace_(replace) {
+  const std::string dir = dir_of(final_), suffix = ".gt-tmp-" + std::to_string(::getpid()) + "-" +
+                                                   std::to_string(g_counter.fetch_add(1));
+  // "." + name + suffix must stay a legal file name even when the final name
+  // is as long as the folder allows: the temporary's name is cut, not the run.
+  std::string base = base_of(final_);
+  const std::size_t room = name_max(dir);
+  if (1 + base.size() + suffix.size() > room) base.resize(room > 1 + suffix.size() ? room - 1 - suffix.size() : 0);
+  tmp_ = dir + "/." + base + suffix;
   if (tmp_.size() >= PATH_MAX) throw Error(ErrorKind::output, "output path too long: " + final_);
   for (int i = 0; i < kSlots; ++i) {
     bool expected = false;
@@ -60,12 +100,16 @@ TempPath::~TempPath() {
 
 void TempPath::commit() {
   if (committed_) return;
-  if (::rename(tmp_.c_str(), final_.c_str()) != 0)
-    throw_errno(ErrorKind::output, "cannot rename " + tmp_ + " to " + final_);
+  if (replace_ == Replace::yes) {
+    if (::rename(tmp_.c_str(), final_.c_str()) != 0)
+      throw_errno(ErrorKind::output, "cannot rename " + tmp_ + " to " + final_);
+  } else {
+    rename_no_replace(tmp_, final_);
+  }
   committed_ = true;
   if (slot_ >= 0) g_slots[slot_].live.store(false);
   // Make the rename itself durable.
-  int fd = ::open(dir_of(final_).c_str(), O_RDONLY | O_DIRECTORY);
+  int fd = ::open(dir_of(final_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) {
     ::fsync(fd);
     ::close(fd);

@@ -1,10 +1,13 @@
 // Factories behind open_source / create_sink / open_inplace, one set per format.
 #pragma once
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gtranspose/format.hpp"
+#include "gtranspose/tempfile.hpp"
 
 namespace gt::fmt {
 
@@ -20,9 +23,26 @@ std::unique_ptr<InplaceMatrix> open_raw_inplace(const Location& loc, const OpenO
 std::unique_ptr<InplaceMatrix> open_npy_inplace(const Location& loc, const OpenOptions& opts);
 std::unique_ptr<InplaceMatrix> open_hdf5_inplace(const Location& loc, const OpenOptions& opts);
 
-// Refuses an existing output without opts.force (and a folder as output);
-// returns loc.path, for a sink's TempPath to be built from.
-const std::string& checked_output(const Location& loc, const SinkOptions& opts);
+// For a raw or .npy source that stores its transpose (a Fortran-order
+// .npy) and a raw or .npy sink: copies the stored bytes into the sink's
+// data with copy_file_range(2), in the kernel, as cp does, calling
+// `progress` with the bytes done. Returns false, having copied nothing,
+// where either side is another format or the file systems cannot; the
+// caller then copies through memory.
+bool copy_stored_bytes(Source& src, Sink& dst, const std::function<void(std::uint64_t)>& progress,
+                       const std::atomic<bool>* cancel);
+
+// The format a file's first bytes say (the NumPy magic; the HDF5 signature
+// at 0, 512, 1024, ...), nullopt when neither. Throws gt::Error(input) when
+// the file cannot be opened, and for a FIFO, device or folder (without
+// blocking on it).
+[[nodiscard]] std::optional<Format> sniff_format(const std::string& path);
+
+// Refuses what check_output_file() refuses, and returns the temporary
+// beside loc.path that a sink writes and commits: its commit replaces a
+// file under the final name only with opts.force, so one created while
+// the run was going is kept (TempPath, Replace).
+[[nodiscard]] TempPath checked_output(const Location& loc, const SinkOptions& opts);
 
 // Refuses the shape and dtype options where they contradict what a
 // self-describing file says.

@@ -1,13 +1,17 @@
 #include "formats/npy.hpp"
 
-#include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
+#include "formats/npy_literal.hpp"
 #include "gtranspose/error.hpp"
 
 namespace gt::fmt {
 namespace {
+
+using npy::PyVal;
+using npy::quoted;
 
 constexpr unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 // NumPy leaves room after the dict so the first axis can grow in place
@@ -15,198 +19,66 @@ constexpr unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 constexpr std::size_t kGrowthDigits = 21;
 constexpr std::size_t kAlign = 64;
 
-// A Python literal as np.save writes them: str, bool, None, int, tuple, list, dict.
-struct PyVal {
-  enum Kind { str, boolean, none, integer, tuple, list, dict } kind = none;
-  std::string s;
-  bool b = false;
-  std::uint64_t i = 0;
-  bool negative = false;
-  std::vector<PyVal> items;
-  std::vector<std::pair<std::string, PyVal>> entries;
-};
-
-class DictParser {
- public:
-  DictParser(const std::string& text, const std::string& name) : t_(text), name_(name) {}
-
-  PyVal parse() {
-    PyVal v = value();
-    skip_ws();
-    if (pos_ != t_.size()) fail("unexpected text after the header dict");
-    return v;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& why) const {
-    std::string shown = t_.substr(0, 120);
-    for (auto& c : shown)
-      if (!std::isprint(static_cast<unsigned char>(c))) c = '?';
-    throw Error(ErrorKind::input, name_ + " has a malformed .npy header (" + why + " at character " +
-                                      std::to_string(pos_) + "): " + shown);
-  }
-
-  void skip_ws() {
-    while (pos_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[pos_]))) ++pos_;
-  }
-
-  bool eat(char c) {
-    skip_ws();
-    if (pos_ < t_.size() && t_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-
-  bool word(const char* w) {
-    std::size_t n = std::strlen(w);
-    if (t_.compare(pos_, n, w) != 0) return false;
-    if (pos_ + n < t_.size() && (std::isalnum(static_cast<unsigned char>(t_[pos_ + n])) || t_[pos_ + n] == '_'))
-      return false;
-    pos_ += n;
-    return true;
-  }
-
-  PyVal value() {
-    skip_ws();
-    if (pos_ >= t_.size()) fail("the header ends early");
-    char c = t_[pos_];
-    PyVal v;
-    if (c == '\'' || c == '"') {
-      v.kind = PyVal::str;
-      v.s = string_lit();
-    } else if (c == '{') {
-      ++pos_;
-      v.kind = PyVal::dict;
-      while (!eat('}')) {
-        PyVal k = value();
-        if (k.kind != PyVal::str) fail("a dict key is not a string");
-        if (!eat(':')) fail("expected ':'");
-        v.entries.emplace_back(k.s, value());
-        if (!eat(',')) {
-          if (!eat('}')) fail("expected ',' or '}'");
-          break;
-        }
-      }
-    } else if (c == '(' || c == '[') {
-      char close = c == '(' ? ')' : ']';
-      ++pos_;
-      v.kind = c == '(' ? PyVal::tuple : PyVal::list;
-      while (!eat(close)) {
-        v.items.push_back(value());
-        if (!eat(',')) {
-          if (!eat(close)) fail(std::string("expected ',' or '") + close + "'");
-          break;
-        }
-      }
-    } else if (word("True")) {
-      v.kind = PyVal::boolean;
-      v.b = true;
-    } else if (word("False")) {
-      v.kind = PyVal::boolean;
-    } else if (word("None")) {
-      v.kind = PyVal::none;
-    } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+') {
-      v.kind = PyVal::integer;
-      if (c == '-' || c == '+') {
-        v.negative = c == '-';
-        ++pos_;
-      }
-      std::size_t start = pos_;
-      while (pos_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[pos_]))) {
-        if (__builtin_mul_overflow(v.i, 10u, &v.i) ||
-            __builtin_add_overflow(v.i, std::uint64_t(t_[pos_] - '0'), &v.i))
-          fail("an integer overflows 64 bits");
-        ++pos_;
-      }
-      if (pos_ == start) fail("expected a digit");
-      if (pos_ < t_.size() && (t_[pos_] == 'L' || t_[pos_] == 'l')) ++pos_;  // Python 2 long
-    } else {
-      fail(std::string("unexpected character '") + c + "'");
-    }
-    return v;
-  }
-
-  std::string string_lit() {
-    char q = t_[pos_++];
-    std::string s;
-    while (pos_ < t_.size() && t_[pos_] != q) {
-      if (t_[pos_] == '\\' && pos_ + 1 < t_.size()) ++pos_;
-      s += t_[pos_++];
-    }
-    if (pos_ >= t_.size()) fail("a string is not closed");
-    ++pos_;
-    return s;
-  }
-
-  const std::string& t_;
-  const std::string& name_;
-  std::size_t pos_ = 0;
-};
-
 std::uint64_t read_le(const unsigned char* p, int n) {
   std::uint64_t v = 0;
   for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
   return v;
 }
 
-ByteOrder native_order() {
-  return __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? ByteOrder::big : ByteOrder::little;
+Error malformed(const std::string& name, const std::string& why) {
+  return Error(ErrorKind::input, name + " has a malformed .npy header: " + why);
+}
+
+// The header text for a message: its start, escaped.
+std::string shown(const std::string& text, bool utf8) {
+  std::string head = text.substr(0, 120);
+  if (!utf8) {
+    // latin-1: each byte is one character; give its UTF-8 so a terminal shows it.
+    std::string u;
+    for (unsigned char c : head) {
+      if (c < 0x80) u += char(c);
+      else u += char(0xc0 | (c >> 6)), u += char(0x80 | (c & 0x3f));
+    }
+    head = std::move(u);
+  }
+  return quoted(head) + (text.size() > 120 ? "..." : "");
 }
 
 }  // namespace
 
-NpyDescr parse_npy_descr(const std::string& descr, const std::string& name) {
-  auto unsupported = [&](const std::string& why) {
-    return Error(ErrorKind::input, name + " has element type '" + descr + "' (" + why +
-                                       "): gtranspose reads i1 u1 b1 i2 u2 f2 i4 u4 f4 i8 u8 f8 c8 c16 and V1..V16");
+bool is_npy_magic(const unsigned char* head, std::size_t n) {
+  return n >= sizeof kMagic && std::memcmp(head, kMagic, sizeof kMagic) == 0;
+}
+
+NpyDescr npy_element(const NpyHeader& h, const std::string& name) {
+  const NpyType& t = h.type;
+  auto refuse = [&](const std::string& what) {
+    return Error(ErrorKind::input, name + " has element type " + h.descr_shown + " (" + what +
+                                       "): gtranspose moves elements of 1, 2, 4, 8 or 16 bytes: numbers, bool, "
+                                       "void, bytes and str, datetime64 and timedelta64");
   };
+  if (t.kind == 0)
+    throw Error(ErrorKind::input, name + " holds a structured array or a subarray (its 'descr' is " + h.descr_shown +
+                                      "): gtranspose needs one plain element type; save one field at a time, or "
+                                      "view it as |V<n>");
+  if (t.kind == 'O') throw refuse("Python objects, stored pickled");
+  const std::string bytes = std::to_string(t.itemsize) + " byte" + (t.itemsize == 1 ? "" : "s") + " per element";
+  if (!supported_elem_size(std::size_t(t.itemsize) * (t.itemsize > 0)))
+    throw refuse(t.kind == 'U' ? bytes + ", " + std::to_string(t.itemsize / 4) + " characters of 4 bytes" : bytes);
   NpyDescr d;
-  d.descr = descr;
-  std::size_t p = 0;
-  char order = '|';
-  if (!descr.empty() && std::strchr("<>|=", descr[0])) order = descr[p++];
-  if (p >= descr.size()) throw unsupported("no type code");
-  char kind = descr[p++];
-  std::string digits = descr.substr(p);
-  if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos)
-    throw unsupported("not a plain scalar type");
-  std::size_t size = std::stoul(digits);
-  struct Known {
+  d.descr = t.str;
+  d.elem_size = std::size_t(t.itemsize);
+  d.order = t.order;
+  static const struct {
     char kind;
-    std::size_t size;
-    std::optional<DType> dtype;
-  };
-  static const Known known[] = {
-      {'i', 1, DType::i8},   {'u', 1, DType::u8},   {'b', 1, std::nullopt}, {'i', 2, DType::i16},
-      {'u', 2, DType::u16},  {'f', 2, DType::f16},  {'i', 4, DType::i32},   {'u', 4, DType::u32},
-      {'f', 4, DType::f32},  {'i', 8, DType::i64},  {'u', 8, DType::u64},   {'f', 8, DType::f64},
-      {'c', 8, DType::c64},  {'c', 16, DType::c128}, {'V', 1, std::nullopt}, {'V', 2, std::nullopt},
-      {'V', 4, std::nullopt}, {'V', 8, std::nullopt}, {'V', 16, std::nullopt},
-  };
-  bool found = false;
-  for (const auto& k : known)
-    if (k.kind == kind && k.size == size) {
-      d.dtype = k.dtype;
-      found = true;
-    }
-  if (!found) {
-    if (kind == 'V' || kind == 'S' || kind == 'U')
-      throw unsupported("an element of " + std::to_string(size) + " bytes; sizes 1, 2, 4, 8 and 16 transpose");
-    throw unsupported("not a type gtranspose moves");
-  }
-  d.elem_size = size;
-  if (size == 1 || kind == 'V' || kind == 'b') {
-    d.order = ByteOrder::not_applicable;
-  } else {
-    switch (order) {
-      case '<': d.order = ByteOrder::little; break;
-      case '>': d.order = ByteOrder::big; break;
-      case '=': d.order = native_order(); break;
-      default: throw unsupported("a multi-byte number needs byte order '<' or '>'");
-    }
-  }
+    std::int64_t size;
+    DType dtype;
+  } kTypes[] = {{'i', 1, DType::i8},  {'u', 1, DType::u8},  {'i', 2, DType::i16}, {'u', 2, DType::u16},
+                {'f', 2, DType::f16}, {'i', 4, DType::i32}, {'u', 4, DType::u32}, {'f', 4, DType::f32},
+                {'i', 8, DType::i64}, {'u', 8, DType::u64}, {'f', 8, DType::f64}, {'c', 8, DType::c64},
+                {'c', 16, DType::c128}};
+  for (const auto& k : kTypes)
+    if (k.kind == t.kind && k.size == t.itemsize) d.dtype = k.dtype;
   return d;
 }
 
@@ -259,18 +131,14 @@ NpyPreamble parse_npy_preamble(const unsigned char* head, std::size_t n, std::ui
   NpyPreamble p;
   p.major = head[6];
   p.minor = head[7];
-  if (p.major == 1) {
-    if (n < 10) throw truncated();
-    p.header_len = read_le(head + 8, 2);
-    p.header_start = 10;
-  } else if (p.major == 2 || p.major == 3) {
-    if (n < 12) throw truncated();
-    p.header_len = read_le(head + 8, 4);
-    p.header_start = 12;
-  } else {
+  // numpy/lib/format.py, _check_version: exactly these three.
+  if (p.minor != 0 || p.major < 1 || p.major > 3)
     throw Error(ErrorKind::input, name + " has .npy format version " + std::to_string(p.major) + "." +
-                                      std::to_string(p.minor) + ": gtranspose reads versions 1.0, 2.0 and 3.0");
-  }
+                                      std::to_string(p.minor) + ": NumPy reads versions 1.0, 2.0 and 3.0 only");
+  const int len_bytes = p.major == 1 ? 2 : 4;
+  if (n < std::size_t(8 + len_bytes)) throw truncated();
+  p.header_len = read_le(head + 8, len_bytes);
+  p.header_start = std::uint64_t(8 + len_bytes);
   if (p.header_start + p.header_len > file_size)
     throw Error(ErrorKind::input, name + " is truncated: its .npy header claims " + std::to_string(p.header_len) +
                                       " bytes after byte " + std::to_string(p.header_start) + " but the file has " +
@@ -278,40 +146,59 @@ NpyPreamble parse_npy_preamble(const unsigned char* head, std::size_t n, std::ui
   return p;
 }
 
-NpyHeader parse_npy_dict(const std::string& dict, const std::string& name) {
-  PyVal v = DictParser(dict, name).parse();
+NpyHeader parse_npy_dict(const std::string& text, int major, const std::string& name) {
+  const npy::LiteralDialect dialect{major == 3, major < 3};
+  PyVal v;
+  std::string why;
+  if (!npy::parse_literal(text, dialect, &v, &why))
+    throw malformed(name, "it is not a Python literal (" + why + "): " + shown(text, dialect.utf8));
   if (v.kind != PyVal::dict)
-    throw Error(ErrorKind::input, name + " has a malformed .npy header: expected a dict such as "
-                                         "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4)}");
+    throw malformed(name, "expected a dict such as {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4)}, "
+                          "found " + v.repr());
+  // A dict literal keeps the last of equal keys, as Python's does.
   const PyVal* descr = nullptr;
   const PyVal* fortran = nullptr;
   const PyVal* shape = nullptr;
-  for (const auto& [k, val] : v.entries) {
-    if (k == "descr") descr = &val;
-    else if (k == "fortran_order") fortran = &val;
-    else if (k == "shape") shape = &val;
-    else throw Error(ErrorKind::input, name + " has a malformed .npy header: unknown key '" + k + "'");
+  std::string others;
+  for (std::size_t i = 0; i + 1 < v.items.size(); i += 2) {
+    const PyVal& k = v.items[i];
+    const PyVal* val = &v.items[i + 1];
+    if (k.kind == PyVal::str && k.s == "descr") descr = val;
+    else if (k.kind == PyVal::str && k.s == "fortran_order") fortran = val;
+    else if (k.kind == PyVal::str && k.s == "shape") shape = val;
+    else others += (others.empty() ? "" : ", ") + k.repr();
   }
+  if (!others.empty()) throw malformed(name, "unknown keys " + others + " (NumPy allows 'descr', 'fortran_order' and 'shape')");
   for (auto [ptr, key] : {std::pair{descr, "descr"}, {fortran, "fortran_order"}, {shape, "shape"}})
-    if (!ptr) throw Error(ErrorKind::input, name + " has a malformed .npy header: the key '" + key + "' is missing");
+    if (!ptr) throw malformed(name, std::string("the key '") + key + "' is missing");
   NpyHeader h;
-  if (descr->kind == PyVal::list)
-    throw Error(ErrorKind::input, name + " holds a structured array (fields in 'descr'): gtranspose needs a plain "
-                                         "numeric matrix; save one field at a time, or view it as |V<n>");
-  if (descr->kind != PyVal::str)
-    throw Error(ErrorKind::input, name + " has a malformed .npy header: 'descr' is not a string");
-  if (fortran->kind != PyVal::boolean)
-    throw Error(ErrorKind::input, name + " has a malformed .npy header: 'fortran_order' is not True or False");
-  if (shape->kind != PyVal::tuple)
-    throw Error(ErrorKind::input, name + " has a malformed .npy header: 'shape' is not a tuple");
+  if (shape->kind != PyVal::tuple) throw malformed(name, "'shape' is " + shape->repr() + ", not a tuple");
   for (const auto& it : shape->items) {
-    if (it.kind != PyVal::integer || it.negative)
-      throw Error(ErrorKind::input, name + " has a malformed .npy header: 'shape' holds something other than "
-                                           "non-negative integers");
-    h.shape.push_back(it.i);
+    // bool is an int to Python (and to NumPy's check); one that does not
+    // fit a C long fails in NumPy when the array is made.
+    if (it.kind == PyVal::boolean) {
+      h.shape.push_back(it.b ? 1 : 0);
+      continue;
+    }
+    if (it.kind != PyVal::integer)
+      throw malformed(name, "'shape' holds " + it.repr() + ", not only integers");
+    if (it.negative || it.big || it.magnitude > std::uint64_t(INT64_MAX))
+      throw malformed(name, "'shape' holds " + it.repr() + ", which is not a size NumPy takes");
+    h.shape.push_back(it.magnitude);
   }
+  if (fortran->kind != PyVal::boolean)
+    throw malformed(name, "'fortran_order' is " + fortran->repr() + ", not True or False");
   h.fortran_order = fortran->b;
-  h.descr = parse_npy_descr(descr->s, name);
+  if (descr->kind == PyVal::str) {
+    h.descr_shown = quoted(descr->s);
+    if (!resolve_npy_dtype(descr->s, &h.type))
+      throw malformed(name, "'descr' is " + quoted(descr->s) + ", which is not a NumPy data type");
+  } else if (descr->kind == PyVal::list || descr->kind == PyVal::tuple || descr->kind == PyVal::dict) {
+    h.descr_shown = descr->kind == PyVal::list ? "a list of fields" : descr->kind == PyVal::tuple ? "a tuple" : "a dict";
+    h.type.kind = 0;  // structured or a subarray: NumPy may take it, gtranspose moves neither
+  } else {
+    throw malformed(name, "'descr' is " + descr->repr() + ", not a data type");
+  }
   return h;
 }
 

@@ -140,9 +140,12 @@ std::uint64_t element_offset(std::uint64_t base, std::uint64_t r, std::uint64_t 
 }
 
 Fd open_existing(const std::string& path, bool writable, const std::string& name) {
+  // O_NONBLOCK: opening a FIFO for reading blocks until a writer comes (and
+  // a device may block too), before any check could refuse it. Regular
+  // files ignore the flag; it is cleared below all the same.
   int fd;
   do {
-    fd = ::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    fd = ::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) throw_errno(ErrorKind::input, "cannot open " + name);
   Fd f(fd);
@@ -150,8 +153,21 @@ Fd open_existing(const std::string& path, bool writable, const std::string& name
   if (::fstat(fd, &st) != 0) throw_errno(ErrorKind::input, "cannot stat " + name);
   if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::input, name + " is a folder, not a matrix file");
   if (!S_ISREG(st.st_mode))
-    throw Error(ErrorKind::input, name + " is not a regular file: give a file path");
+    throw Error(ErrorKind::input, name + " is not a regular file (" + file_kind(st.st_mode) +
+                                      "): gtranspose reads a matrix by position, so give a file path");
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) throw_errno(ErrorKind::input, "cannot open " + name);
   return f;
+}
+
+const char* file_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
 }
 
 std::uint64_t file_size(int fd, const std::string& name) {
@@ -314,6 +330,12 @@ void PlainMatrix::write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std
   }
 }
 
+void PlainMatrix::read_as_stored(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+                                 std::uint64_t ld) const {
+  check_rect(mirrored ? logical.transposed() : logical, r0, c0, h, w, ld, name);
+  if (h && w) read_stored(r0, c0, h, w, dst, ld);
+}
+
 void PlainMatrix::start_writeback(std::uint64_t r0, std::uint64_t h) const {
   check_rect(logical, r0, 0, h, logical.cols, logical.cols, name);
   // A mirrored (Fortran-order) matrix's logical rows are not one run of the
@@ -363,18 +385,25 @@ bool path_exists(const std::string& path) {
 
 void check_output_path(const std::string& path, bool force) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) {
-      // A dangling symlink would be replaced by rename(); say so only with force.
-      if (path_exists(path) && !force) throw Error(ErrorKind::output, path + " exists: use {force} to replace it");
-      return;
-    }
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return;
     if (errno == ENOTDIR) throw Error(ErrorKind::output, "cannot create " + path + ": " + dir_of(path) + " is not a folder");
     throw_errno(ErrorKind::output, "cannot check output " + path);
   }
+  // The output replaces OUT by rename(), which replaces a link itself, never
+  // what it names: a link to a file (or /dev/stdout, as root) would be
+  // swapped for a regular file while its target stayed as it was.
+  if (S_ISLNK(st.st_mode)) {
+    char target[PATH_MAX];
+    const ssize_t n = ::readlink(path.c_str(), target, sizeof target - 1);
+    const std::string to = n > 0 ? " (to " + std::string(target, std::size_t(n)) + ")" : std::string();
+    throw Error(ErrorKind::output, path + " is a symbolic link" + to +
+                                       ", which an output would replace rather than write through: name the file "
+                                       "itself, or remove the link");
+  }
   if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::output, path + " is a folder: name an output file");
-  // The output replaces OUT by rename(): a device or a FIFO (as root, even
-  // /dev/null) would be swapped for a regular file, never written to.
+  // A device or a FIFO (as root, even /dev/null) would be swapped for a
+  // regular file, never written to.
   if (!S_ISREG(st.st_mode))
     throw Error(ErrorKind::output, path + " is not a regular file (a device, FIFO or socket): name an output file");
   if (!force) throw Error(ErrorKind::output, path + " exists: use {force} to replace it");

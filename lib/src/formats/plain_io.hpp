@@ -46,8 +46,11 @@ class Fd {
 std::uint64_t element_offset(std::uint64_t base, std::uint64_t r, std::uint64_t c, std::uint64_t cols,
                              std::size_t elem_size);
 
-// Opens an existing regular file; gt::Error(input) naming `name` and the reason.
+// Opens an existing regular file; gt::Error(input) naming `name` and the
+// reason. A FIFO, socket or device is refused without blocking on it.
 Fd open_existing(const std::string& path, bool writable, const std::string& name);
+// "a FIFO", "a character device", ... for messages.
+const char* file_kind(mode_t mode);
 std::uint64_t file_size(int fd, const std::string& name);
 
 // Whole-buffer positioned I/O, looping over short transfers and EINTR.
@@ -86,6 +89,10 @@ struct PlainMatrix {
   void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst, std::uint64_t ld) const;
   void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
              std::uint64_t ld) const;
+  // A rectangle of the matrix as stored (for a mirrored one, its transpose),
+  // with no transposition: what a copy of the stored bytes reads.
+  void read_as_stored(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+                      std::uint64_t ld) const;
   // start_writeback() of logical rows [r0, r0+h). A mirrored matrix stores
   // them as columns, scattered over the whole file: nothing is done there.
   void start_writeback(std::uint64_t r0, std::uint64_t h) const;
@@ -111,7 +118,9 @@ void transpose_block(const void* src, std::uint64_t lds, void* dst, std::uint64_
 
 // True if a file or folder exists at path (lstat).
 bool path_exists(const std::string& path);
-// Refuses an existing output without force, and a folder as output.
+// Refuses an output that exists without force, and always a folder, a
+// device, FIFO or socket, and a symbolic link (see format.hpp's
+// check_output_file).
 void check_output_path(const std::string& path, bool force);
 // Creates the temporary output file exclusively; gt::Error(output) with the OS reason.
 Fd create_output_file(const std::string& tmp_path, const std::string& final_path);

@@ -2,6 +2,8 @@
 // elements, so both move through PlainMatrix's positioned I/O.
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -16,7 +18,9 @@
 namespace gt::fmt {
 namespace {
 
-// A header longer than this is not one np.save writes; refuse it rather than allocate.
+// A header longer than this is not one np.save writes for a matrix; refuse
+// it rather than allocate. (np.load refuses more than 10000 characters
+// unless allow_pickle is given, and then reads any length.)
 constexpr std::uint64_t kMaxNpyHeader = std::uint64_t(1) << 24;
 
 struct Opened {
@@ -62,14 +66,15 @@ Opened open_npy(const Location& loc, const OpenOptions& opts, bool writable) {
                                       std::to_string(pre.header_len) + " bytes of header text");
   std::string text(pre.header_len, '\0');
   pread_full(o.fd.get(), text.data(), pre.header_len, pre.header_start, loc.path);
-  NpyHeader h = parse_npy_dict(text, loc.path);
-  check_matrix_shape(h.shape, h.descr.elem_size, loc.path);
+  const NpyHeader h = parse_npy_dict(text, pre.major, loc.path);
+  const NpyDescr e = npy_element(h, loc.path);
+  check_matrix_shape(h.shape, e.elem_size, loc.path);
   o.info.shape = {h.shape[0], h.shape[1]};
-  o.info.elem_size = h.descr.elem_size;
-  o.info.dtype = h.descr.dtype;
-  o.info.order = h.descr.order;
+  o.info.elem_size = e.elem_size;
+  o.info.dtype = e.dtype;
+  o.info.order = e.order;
   o.fortran = h.fortran_order;
-  o.descr = h.descr.descr;
+  o.descr = e.descr;
   o.data_offset = pre.header_start + pre.header_len;
   const std::uint64_t expected = o.info.bytes();
   const std::uint64_t actual = size - o.data_offset;
@@ -93,6 +98,8 @@ PlainMatrix plain_of(const Opened& o, const std::string& name) {
   return m;
 }
 
+class PlainSink;
+
 class PlainSource final : public Source {
  public:
   PlainSource(Location loc, Opened o, bool npy)
@@ -105,6 +112,13 @@ class PlainSource final : public Source {
   }
   // Positioned reads (pread) with no state shared between calls.
   bool concurrent_reads() const override { return true; }
+  // A Fortran-order file holds the transpose of its matrix in C order.
+  bool stores_transpose() const override { return o_.fortran; }
+  void read_transpose(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
+                      std::uint64_t ld) override {
+    if (!o_.fortran) return Source::read_transpose(r0, c0, h, w, dst, ld);
+    m_.read_as_stored(r0, c0, h, w, dst, ld);
+  }
   std::string describe() const override {
     if (!npy_) return "raw file " + loc_.path + " (" + dtype_name(*o_.info.dtype) + ", " + to_string(o_.info.shape) + ")";
     return "NumPy file " + loc_.path + " ('" + o_.descr + "', " + to_string(o_.info.shape) +
@@ -115,6 +129,8 @@ class PlainSource final : public Source {
     if (npy_) t.npy_descr = o_.descr;
     return t;
   }
+  // The stored bytes into `dst`'s data (copy_stored_bytes).
+  bool copy_to(PlainSink& dst, const std::function<void(std::uint64_t)>& progress, const std::atomic<bool>* cancel);
 
  private:
   Location loc_;
@@ -162,6 +178,9 @@ class PlainSink final : public Sink {
   std::string describe() const override {
     return what_ + " " + m_.name + " (" + type_text(info_, std::to_string(info_.elem_size) + "-byte elements") + ", " + to_string(info_.shape) + ")";
   }
+  int fd() const { return fd_.get(); }
+  std::uint64_t data_offset() const { return m_.data_offset; }
+  const std::string& name() const { return m_.name; }
 
  private:
   TempPath tmp_;  // declared first: destroyed last, after the descriptor is closed
@@ -170,6 +189,33 @@ class PlainSink final : public Sink {
   PlainMatrix m_;
   std::string what_;
 };
+
+bool PlainSource::copy_to(PlainSink& dst, const std::function<void(std::uint64_t)>& progress,
+                          const std::atomic<bool>* cancel) {
+  // A few hundred MiB a call: the kernel copies without user space, and
+  // progress and a cancel still come between calls.
+  constexpr std::uint64_t kStep = std::uint64_t(256) << 20;
+  const std::uint64_t total = o_.info.bytes();
+  loff_t from = loff_t(o_.data_offset), to = loff_t(dst.data_offset());
+  std::uint64_t done = 0;
+  while (done < total) {
+    if (cancel && cancel->load()) throw Error(ErrorKind::cancelled, "interrupted");
+    const ssize_t n = ::copy_file_range(o_.fd.get(), &from, dst.fd(), &to, std::size_t(std::min(kStep, total - done)), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      // Nothing copied yet and the file systems cannot: the caller copies
+      // through memory. Once bytes moved, a failure is the write's.
+      if (done == 0 && (n == 0 || errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP))
+        return false;
+      if (n == 0) throw Error(ErrorKind::io, loc_.path + " ended early at byte " + std::to_string(from));
+      throw_errno(ErrorKind::io, "cannot copy " + loc_.path + " to " + dst.name() + " at byte " + std::to_string(to));
+    }
+    done += std::uint64_t(n);
+    if (progress) progress(done);
+  }
+  dst.rows_complete(0, dst.info().shape.rows);
+  return true;
+}
 
 class PlainInplace final : public InplaceMatrix {
  public:
@@ -199,6 +245,14 @@ class PlainInplace final : public InplaceMatrix {
 };
 
 }  // namespace
+
+bool copy_stored_bytes(Source& src, Sink& dst, const std::function<void(std::uint64_t)>& progress,
+                       const std::atomic<bool>* cancel) {
+  auto* in = dynamic_cast<PlainSource*>(&src);
+  auto* out = dynamic_cast<PlainSink*>(&dst);
+  if (!in || !out || !in->stores_transpose()) return false;
+  return in->copy_to(*out, progress, cancel);
+}
 
 std::unique_ptr<Source> open_raw_source(const Location& loc, const OpenOptions& opts) {
   return std::make_unique<PlainSource>(loc, open_raw(loc, opts, false), false);

@@ -48,6 +48,7 @@ void copy_options(PlanRequest& r, const RunOptions& o) {
   r.device_mem = o.device_mem;
   r.tile_elems = o.tile_elems;
   r.streams = o.streams;
+  r.kernel = o.kernel;
 }
 
 }  // namespace
@@ -211,7 +212,8 @@ RunReport run_job(const JobOptions& opts) {
     if (file_exists(out_file)) refuse_if_pending(out_file, "replace");
     auto sink = create_sink(opts.output, *src, opts.sink);
     const auto t0 = Clock::now();
-    report = execute(*engine, *src, *sink, opts.run);
+    report = src->stores_transpose() ? copy_stored_transpose(*engine, *src, *sink, opts.run)
+                                     : execute(*engine, *src, *sink, opts.run);
     sink->commit();
     // The commit's fsync is part of the job: the wall time counts it.
     const double total_s = seconds_between(t0, Clock::now());

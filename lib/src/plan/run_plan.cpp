@@ -64,6 +64,48 @@ namespace {
 
 // "<n>M", rounded up: a value the user can pass as a budget.
 std::string mib_text(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + "M"; }
+// "<n>K" below a MiB, else "<n>M", rounded up.
+std::string size_text(std::uint64_t bytes) {
+  return bytes < (1u << 20) ? std::to_string((bytes + 1023) >> 10) + "K" : mib_text(bytes);
+}
+
+// Options only a GPU uses, given to the CPU engine, would be accepted and
+// then ignored: refused instead, the same for every program.
+void check_applicable(const PlanRequest& req, const EngineCaps& caps) {
+  if (caps.kind != EngineKind::cpu) return;
+  const std::string why = "the CPU engine runs this (chosen by {engine}, or by auto where no GPU is found), and ";
+  if (req.device_mem) throw Error(ErrorKind::usage, why + "it uses no device memory: drop {device_mem}");
+  if (req.streams) throw Error(ErrorKind::usage, why + "it uses no CUDA streams: drop {streams}");
+  if (!req.kernel.empty() && req.kernel != "auto")
+    throw Error(ErrorKind::usage, why + "it runs its own transposer, not the CUDA kernel '" + req.kernel +
+                                      "': drop {kernel}, or run on a GPU with {engine} cuda");
+}
+
+// kMinTileElems and kFreeTiles (plan.hpp): a run of many tiny tiles takes
+// forever; refused with what would do.
+void check_tile_floor(const RunPlan& p) {
+  const PlanRequest& req = p.request;
+  const std::uint64_t elems = p.tile.rows * p.tile.cols;
+  if (req.resumed_block || p.tiles <= kFreeTiles || elems >= kMinTileElems) return;
+  const std::string have = std::to_string(p.tiles) + " " + (p.pairs ? "tile pairs" : "tiles") + " of " +
+                           to_string(p.tile) + ": a run of more than " + std::to_string(kFreeTiles) +
+                           " tiles needs tiles of at least " + std::to_string(kMinTileElems) +
+                           " elements, or its reads and writes are a few bytes each and it takes many times as long";
+  if (req.tile_elems && req.tile_elems < kMinTileElems)
+    throw Error(ErrorKind::usage, "{tile} " + std::to_string(req.tile_elems) + " makes " + have +
+                                      ": give {tile} 4K or more (or leave it out)");
+  const std::uint64_t floor = kMinTileElems * req.info.elem_size;
+  const bool in = p.mode == RunMode::in_place;
+  if (p.engine == EngineKind::cpu)
+    throw Error(ErrorKind::usage, "{host_mem} " + size_text(p.host_budget) + " makes " + have + ": give {host_mem} " +
+                                      size_text(req.reserved + (in ? kCpuInplaceBuffers : kCpuOutOfPlaceBuffers) * floor) +
+                                      " or more");
+  const std::uint64_t lanes = std::uint64_t(std::max(1, p.requested_lanes));
+  throw Error(ErrorKind::usage, "{host_mem} " + size_text(p.host_budget) + " and {device_mem} " +
+                                    size_text(p.device_budget) + " make " + have + ": give {host_mem} " +
+                                    size_text(req.reserved + (in ? 8 : 4) * floor) + " and {device_mem} " +
+                                    size_text((in ? 3 : 2) * lanes * floor) + " or more");
+}
 
 std::string plural(std::uint64_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
@@ -291,8 +333,9 @@ RunPlan plan_cuda(const PlanRequest& req, const EngineCaps& caps, std::uint64_t 
                                            : plan_cuda_in(req, caps, b, tile_cap, lanes);
 }
 
-// The notes every plan ends with.
+// The checks and notes every plan ends with.
 RunPlan finished(RunPlan p) {
+  check_tile_floor(p);
   if (p.first_pair)
     p.notes.push_back("resumed from the journal: " + std::to_string(p.first_pair) + " of " +
                       plural(p.tiles, "tile pair") + " were done before");
@@ -302,6 +345,7 @@ RunPlan finished(RunPlan p) {
 }  // namespace
 
 RunPlan plan_run(const PlanRequest& req, const EngineCaps& caps) {
+  check_applicable(req, caps);
   return finished(caps.kind == EngineKind::cpu ? plan_cpu(req, caps, budgets_of(req, caps)) : plan_cuda(req, caps, 0, 0));
 }
 

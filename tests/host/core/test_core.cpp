@@ -131,6 +131,56 @@ TEST(TempPath, RemovedUnlessCommitted) {
   ::rmdir(dir.c_str());
 }
 
+// The commit replaces a file under the final name only when allowed: one
+// that appeared meanwhile (another run, another program) is kept.
+TEST(TempPath, CommitReplacesOnlyWhatItWasAllowedTo) {
+  char tmpl[] = "/tmp/gtcore-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string final_path = dir + "/out.raw";
+  std::string tmp;
+  {
+    gt::TempPath t(final_path);
+    tmp = t.path();
+    std::ofstream(t.path()) << "mine";
+    std::ofstream(final_path) << "theirs";
+    try {
+      t.commit();
+      ADD_FAILURE() << "commit replaced a file it was not allowed to";
+    } catch (const gt::Error& e) {
+      EXPECT_EQ(e.kind(), gt::ErrorKind::output);
+      EXPECT_NE(e.message().find("appeared while the run was going"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("use {force} to replace it"), std::string::npos) << e.message();
+    }
+    EXPECT_FALSE(t.committed());
+  }
+  EXPECT_FALSE(exists(tmp));
+  std::ifstream in(final_path);
+  std::string got;
+  in >> got;
+  EXPECT_EQ(got, "theirs");
+  {
+    gt::TempPath t(final_path, gt::Replace::yes);
+    std::ofstream(t.path()) << "forced";
+    t.commit();
+  }
+  std::ifstream in2(final_path);
+  in2 >> got;
+  EXPECT_EQ(got, "forced");
+  // A final name as long as the folder takes: the temporary's name is cut to fit.
+  const std::string longest = dir + "/" + std::string(255, 'x');
+  {
+    gt::TempPath t(longest);
+    EXPECT_LE(t.path().size() - dir.size() - 1, 255u) << t.path();
+    std::ofstream(t.path()) << "long";
+    EXPECT_TRUE(exists(t.path()));
+    t.commit();
+  }
+  EXPECT_TRUE(exists(longest));
+  std::remove(longest.c_str());
+  std::remove(final_path.c_str());
+  ::rmdir(dir.c_str());
+}
+
 TEST(Report, TextAndJson) {
   gt::RunReport r;
   r.engine = "cpu";
@@ -153,4 +203,18 @@ TEST(Report, TextAndJson) {
   EXPECT_NE(j.find("\"input\": \"in \\\"a\\\".raw\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"name\": \"read\""), std::string::npos) << j;
   EXPECT_EQ(gt::json_escape("a\nb\x01"), "a\\nb\\u0001");
+  // DEL and C1 controls too: a report printed with --json - reaches a terminal.
+  EXPECT_EQ(gt::json_escape("x\x7f\xc2\x9by\xc3\xa9"), "x\\u007f\\u009by\xc3\xa9");
+  // The host memory line: the budget against what it covers, the process beside it.
+  gt::RunReport m;
+  m.host_mem_budget = 16 << 20;
+  m.host_buffers = 12 << 20;
+  m.host_reserved = 2 << 20;
+  m.host_mem_peak = 36 << 20;
+  m.host_rss_start = 20 << 20;
+  const std::string mt = gt::format_report(m);
+  EXPECT_NE(mt.find("host memory: buffers 12.00 MiB + formats' caches 2.00 MiB of 16.00 MiB budget; process peak "
+                    "36.00 MiB resident (20.00 MiB before the run"),
+            std::string::npos)
+      << mt;
 }

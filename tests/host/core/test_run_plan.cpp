@@ -265,7 +265,73 @@ TEST(RunPlan, SmallerPlansHalveTilesThenLanes) {
   EXPECT_EQ(qi->tile, pi.tile);
   EXPECT_FALSE(plan_smaller(*qi));
   // The CPU engine allocates no device memory: nothing to shrink.
+  r.device_mem = 0;
   EXPECT_FALSE(plan_smaller(plan_run(r, cpu_caps())));
+}
+
+// Options only a GPU uses cannot apply to the CPU engine: refused, never
+// accepted and ignored (the CLI's --engine cpu --kernel padded, say).
+TEST(RunPlan, GpuOptionsAreRefusedForTheCpuEngine) {
+  PlanRequest r = request(RunMode::out_of_place, {100, 100}, 4, 8 * MiB);
+  EXPECT_NO_THROW((void)plan_run(r, cpu_caps()));
+  PlanRequest d = r;
+  d.device_mem = MiB;
+  EXPECT_NE(error_of(d, cpu_caps()).message().find("it uses no device memory: drop {device_mem}"), std::string::npos);
+  PlanRequest s = r;
+  s.streams = 2;
+  EXPECT_NE(error_of(s, cpu_caps()).message().find("it uses no CUDA streams: drop {streams}"), std::string::npos);
+  PlanRequest k = r;
+  k.kernel = "padded";
+  EXPECT_NE(error_of(k, cpu_caps()).message().find("not the CUDA kernel 'padded': drop {kernel}"), std::string::npos);
+  for (const PlanRequest& q : {d, s, k}) {
+    EXPECT_EQ(error_of(q, cpu_caps()).kind(), ErrorKind::usage);
+    EXPECT_NO_THROW((void)plan_run(q, cuda_caps()));  // where they do apply
+  }
+}
+
+// A run of many tiles below the floor is refused, naming what would do;
+// the floor's own tiles, and small matrices with tiles of any size, run.
+TEST(RunPlan, TinyTilesAreRefusedWhenThereAreMany) {
+  // 512 MiB of f32 with 1-element tiles: 134M tiles, a run that never ends.
+  PlanRequest r = request(RunMode::out_of_place, {16384, 8192}, 4, 64 * MiB);
+  r.tile_elems = 1;
+  Error e = error_of(r, cpu_caps());
+  EXPECT_EQ(e.kind(), ErrorKind::usage);
+  EXPECT_NE(e.message().find("{tile} 1 makes 134217728 tiles of 1x1"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("give {tile} 4K or more"), std::string::npos) << e.message();
+  r.tile_elems = kMinTileElems;
+  const RunPlan p = plan_run(r, cpu_caps());
+  EXPECT_GE(p.tile.rows * p.tile.cols, kMinTileElems);
+  // A budget too small for the floor's tiles says which budget would do, and that one works.
+  PlanRequest b = request(RunMode::out_of_place, {16384, 8192}, 16, 64 << 10);
+  e = error_of(b, cpu_caps());
+  EXPECT_NE(e.message().find("{host_mem} 64K makes"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("give {host_mem} 256K or more"), std::string::npos) << e.message();
+  b.host_mem = 256 << 10;
+  EXPECT_NO_THROW((void)plan_run(b, cpu_caps()));
+  PlanRequest g = request(RunMode::in_place, {16384, 16384}, 8, 64 << 10, 64 << 10);
+  e = error_of(g, cuda_caps());
+  EXPECT_NE(e.message().find("give {host_mem} 256K and {device_mem} 384K or more"), std::string::npos) << e.message();
+  g.host_mem = 256 << 10;
+  g.device_mem = 384 << 10;
+  EXPECT_NO_THROW((void)plan_run(g, cuda_caps()));
+  // 4096 tiles of one element: a small matrix, any tile.
+  PlanRequest s = request(RunMode::out_of_place, {64, 64}, 2, 8);
+  EXPECT_EQ(plan_run(s, cpu_caps()).tiles, 4096u);
+  s.info.shape = {64, 65};
+  EXPECT_EQ(error_of(s, cpu_caps()).kind(), ErrorKind::usage);
+  // A resumed run keeps the tiles its journal was written with, small or not.
+  PlanRequest j = request(RunMode::in_place, {4096, 4096}, 4, 64 * MiB);
+  j.resumed_block = 16;
+  EXPECT_EQ(plan_run(j, cpu_caps()).pairs->block(), 16u);
+}
+
+// The example: any budget that holds the tiles a run needs works,
+// below the old 1 MiB floor too.
+TEST(RunPlan, SmallBudgetsThatHoldTheTilesWork) {
+  const RunPlan p = plan_run(request(RunMode::in_place, {1001, 1001}, 2, 256 << 10), cpu_caps());
+  EXPECT_LE(p.host_bytes + p.reserved, std::uint64_t(256) << 10);
+  EXPECT_GE(p.tile.rows * p.tile.cols, kMinTileElems);
 }
 
 TEST(RunPlan, KernelThatCannotMoveTheTilesIsRefused) {

@@ -21,6 +21,23 @@
 
 namespace gt::test {
 
+// A .npy file written byte by byte: magic, version, header length, dict, data.
+inline std::string npy_bytes(int major, const std::string& dict, const std::vector<unsigned char>& data,
+                      std::size_t pad_to = 64) {
+  std::string out("\x93NUMPY", 6);
+  out += char(major);
+  out += char(0);
+  const std::size_t len_bytes = major == 1 ? 2 : 4;
+  std::string text = dict;
+  while ((8 + len_bytes + text.size() + 1) % pad_to) text += ' ';
+  text += '\n';
+  for (std::size_t i = 0; i < len_bytes; ++i) out += char((text.size() >> (8 * i)) & 0xff);
+  out += text;
+  out.append(data.begin(), data.end());
+  return out;
+}
+
+
 // Writes `m` (rows x cols, row-major) to the sink in uneven tiles taken from
 // a buffer with a leading dimension wider than the tile.
 template <class Dst>

@@ -11,22 +11,6 @@
 namespace gt::test {
 namespace {
 
-// A .npy file written byte by byte: magic, version, header length, dict, data.
-std::string npy_bytes(int major, const std::string& dict, const std::vector<unsigned char>& data,
-                      std::size_t pad_to = 64) {
-  std::string out("\x93NUMPY", 6);
-  out += char(major);
-  out += char(0);
-  const std::size_t len_bytes = major == 1 ? 2 : 4;
-  std::string text = dict;
-  while ((8 + len_bytes + text.size() + 1) % pad_to) text += ' ';
-  text += '\n';
-  for (std::size_t i = 0; i < len_bytes; ++i) out += char((text.size() >> (8 * i)) & 0xff);
-  out += text;
-  out.append(data.begin(), data.end());
-  return out;
-}
-
 OpenOptions raw_opts(Shape s, DType t) {
   OpenOptions o;
   o.shape = s;
@@ -301,21 +285,21 @@ TEST(RawNpy, MalformedHeadersRejected) {
       {"garbage", npy_bytes(1, "{'descr': |u1}", d12), "malformed .npy header"},
       {"missing shape", npy_bytes(1, "{'descr': '|u1', 'fortran_order': False}", d12), "'shape' is missing"},
       {"unknown key", npy_bytes(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 4), 'x': 1}", d12),
-       "unknown key 'x'"},
+       "unknown keys 'x'"},
       {"shape not tuple", npy_bytes(1, "{'descr': '|u1', 'fortran_order': False, 'shape': 12}", d12),
-       "'shape' is not a tuple"},
+       "'shape' is 12, not a tuple"},
       {"negative extent", npy_bytes(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (-3, 4)}", d12),
-       "non-negative integers"},
+       "'shape' holds -3, which is not a size NumPy takes"},
       {"fortran not bool", npy_bytes(1, "{'descr': '|u1', 'fortran_order': 0, 'shape': (3, 4)}", d12),
-       "'fortran_order' is not True or False"},
+       "'fortran_order' is 0, not True or False"},
       {"3-D", npy_bytes(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (1, 3, 4), }", d12),
        "is 3-D (shape (1, 3, 4)): gtranspose needs a 2-D matrix"},
       {"1-D", npy_bytes(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (12,), }", d12), "is 1-D (shape (12,))"},
       {"empty matrix", npy_bytes(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (0, 4), }", {}), "is empty"},
       {"unicode", npy_bytes(1, "{'descr': '<U3', 'fortran_order': False, 'shape': (1, 1), }", d12),
-       "element type '<U3'"},
+       "element type '<U3' (12 bytes per element, 3 characters of 4 bytes)"},
       {"odd void", npy_bytes(1, "{'descr': '|V3', 'fortran_order': False, 'shape': (2, 2), }", d12),
-       "element of 3 bytes"},
+       "element type '|V3' (3 bytes per element)"},
       {"structured", npy_bytes(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3, 1), }", d12),
        "structured array"},
       {"short data", npy_bytes(1, "{'descr': '<i2', 'fortran_order': False, 'shape': (3, 4), }", d12),

@@ -66,7 +66,8 @@ inline RunReport check_transpose(EngineChoice engine, std::size_t es, std::uint6
   HostOptions o;
   o.engine = engine;
   o.run.host_mem = kSmallHostMem;
-  o.run.device_mem = kSmallDeviceMem;
+  // A device budget is the GPU's: the CPU engine refuses one (plan.hpp).
+  if (engine == EngineChoice::cuda) o.run.device_mem = kSmallDeviceMem;
   o.ld_in = pad_in || explicit_ld ? ld_in : 0;
   o.ld_out = pad_out || explicit_ld ? ld_out : 0;
   RunReport r = transpose(in.data(), out.data(), rows, cols, es, o);
@@ -93,7 +94,8 @@ inline RunReport check_inplace(EngineChoice engine, std::size_t es, std::uint64_
   HostOptions o;
   o.engine = engine;
   o.run.host_mem = kSmallHostMem;
-  o.run.device_mem = kSmallDeviceMem;
+  // A device budget is the GPU's: the CPU engine refuses one (plan.hpp).
+  if (engine == EngineChoice::cuda) o.run.device_mem = kSmallDeviceMem;
   o.ld_in = pad ? ld : 0;
   RunReport r = transpose_inplace(a.data(), n, es, o);
 

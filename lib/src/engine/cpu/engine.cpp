@@ -41,15 +41,13 @@ class CpuEngine final : public Engine {
     c.kind = EngineKind::cpu;
     c.kernel = "cpu-blocked";
     c.threads = resolve_threads(opts.threads);
-    // A CUDA kernel's name means nothing here; one this build does not know
-    // at all is a mistake worth stopping for.
-    if (!opts.kernel.empty() && opts.kernel != "auto") {
-      if (!kernel_known(opts.kernel))
-        throw Error(ErrorKind::usage, "unknown kernel '" + opts.kernel + "'" +
-                                          (built_with_cuda() ? std::string() : ": this build has no CUDA kernels") +
-                                          "; use {kernel} auto");
-      c.notes.push_back("kernel '" + opts.kernel + "' is a CUDA kernel: the CPU engine does not use it");
-    }
+    // A name this build does not know at all is said as such; a CUDA
+    // kernel's name is the plan's to refuse (plan.hpp: the CPU engine runs
+    // no kernel, so the option cannot apply).
+    if (!opts.kernel.empty() && opts.kernel != "auto" && !kernel_known(opts.kernel))
+      throw Error(ErrorKind::usage, "unknown kernel '" + opts.kernel + "'" +
+                                        (built_with_cuda() ? std::string() : ": this build has no CUDA kernels") +
+                                        "; use {kernel} auto");
     return c;
   }
 

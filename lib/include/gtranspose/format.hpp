@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gtranspose/matrix.hpp"
 #include "gtranspose/types.hpp"
@@ -30,8 +31,22 @@ struct OpenOptions {
 // For raw, opts.shape and opts.dtype are required (usage error otherwise).
 [[nodiscard]] std::unique_ptr<Source> open_source(const std::string& spec, const OpenOptions& opts);
 
+// One filter of an HDF5 output's pipeline: an HDF5 filter id (1 deflate,
+// 2 shuffle, 3 fletcher32, 4 szip, 32001 blosc, 32004 lz4, 32015 zstd) and
+// its parameters (cd_values), as H5Pset_filter takes them.
+struct Hdf5Filter {
+  unsigned id = 0;
+  std::vector<unsigned> values;
+  bool optional = true;  // HDF5 may store a chunk the filter cannot shrink without it
+};
+
 struct SinkOptions {
   bool force = false;  // replace an existing output file
+  // An HDF5 output's storage where the source is not an HDF5 dataset (an
+  // HDF5 source's own layout wins): chunks of this shape (the output's,
+  // rows x cols; {0,0}: contiguous) with these filters in order.
+  Shape hdf5_chunk{0, 0};
+  std::vector<Hdf5Filter> hdf5_filters = {};
 };
 
 // Creates the output for the transpose of `src`: shape src.info().shape.transposed(),

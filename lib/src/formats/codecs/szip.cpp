@@ -21,7 +21,10 @@ class Szip final : public Codec {
   std::string name() const override { return "szip"; }
   std::size_t encode_bound(std::size_t n) const override { return n + 4; }
   std::size_t encode(const std::uint8_t* in, std::size_t n, std::uint8_t* out) const override {
-    if (n > 0xffffffffu) return 0;
+    // szip codes whole pixels: the bytes past the last one would be lost
+    // (a checksum before szip leaves 4 of them), so such a chunk is stored
+    // without szip, as HDF5 stores a chunk an optional filter cannot take.
+    if (n > 0xffffffffu || p_.bits_per_pixel <= 0 || (n * 8) % std::size_t(p_.bits_per_pixel) != 0) return 0;
     for (int i = 0; i < 4; ++i) out[i] = std::uint8_t(n >> (8 * i));
     size_t len = n;
     SZ_com_t p = p_;

@@ -293,7 +293,7 @@ void ChunkIo::write_chunk(const Ref& c, const Span& s, const unsigned char* src,
 
 std::string ChunkIo::note(const char* verb) const {
   if (!filtered())
-    return std::string("direct chunks, uncompressed: ") + verb + " by positioned I/O at their offsets" +
+    return std::string("direct chunks, uncompressed: pread/pwrite at their offsets") +
            (threads_ ? " on " + std::to_string(threads_) + " threads" : "");
   const std::uint64_t raw = n_.raw, stored = n_.stored;
   char ratio[32] = "";

@@ -124,6 +124,31 @@ OutputLayout chunked_layout(hid_t src) {
   return out;
 }
 
+// The layout SinkOptions asks for (a non-HDF5 source: gt-gen's inputs).
+OutputLayout requested_layout(const SinkOptions& o, const MatrixInfo& info) {
+  OutputLayout out;
+  if (!o.hdf5_chunk.rows || !o.hdf5_chunk.cols) return out;
+  Hid dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  const hsize_t cd[2] = {std::min(o.hdf5_chunk.rows, info.shape.rows), std::min(o.hdf5_chunk.cols, info.shape.cols)};
+  if (H5Pset_chunk(dcpl.get(), 2, cd) < 0)
+    fail(ErrorKind::usage, "HDF5 refused the chunk shape " + to_string(o.hdf5_chunk));
+  for (const Hdf5Filter& f : o.hdf5_filters) {
+    if (H5Pset_filter(dcpl.get(), H5Z_filter_t(f.id), f.optional ? H5Z_FLAG_OPTIONAL : H5Z_FLAG_MANDATORY,
+                      f.values.size(), f.values.data()) < 0)
+      fail(ErrorKind::usage, "HDF5 refused filter " + std::to_string(f.id));
+    char name[64] = {};
+    unsigned flags = 0, config = 0;
+    std::size_t nv = 0;
+    H5Pget_filter_by_id2(dcpl.get(), H5Z_filter_t(f.id), &flags, &nv, nullptr, sizeof name, name, &config);
+    H5Eclear2(H5E_DEFAULT);
+    out.filters += (out.filters.empty() ? "" : "+") + filter_name(H5Z_filter_t(f.id), name);
+  }
+  out.dcpl = std::move(dcpl);
+  out.chunk = {cd[0], cd[1]};
+  out.nfilters = int(o.hdf5_filters.size());
+  return out;
+}
+
 // --- the sink -------------------------------------------------------------------
 
 // A transient copy of dataset `dset`'s datatype (a committed type of the
@@ -157,12 +182,10 @@ class Hdf5Sink final : public Sink {
     Hid space = check(H5Screate_simple(2, dims, nullptr), ErrorKind::output, "cannot describe " + loc_.path);
     Hid lcpl(H5Pcreate(H5P_LINK_CREATE));
     H5Pset_create_intermediate_group(lcpl.get(), 1);
-    if (in >= 0) {
-      // Our codecs stand in for filters this HDF5 lacks, so the output can
-      // keep the input's pipeline as it is.
-      register_missing_filters();
-      layout_ = chunked_layout(in);
-    }
+    // Our codecs stand in for filters this HDF5 lacks, so the output can
+    // keep the input's pipeline (or the one asked for) as it is.
+    register_missing_filters();
+    layout_ = in >= 0 ? chunked_layout(in) : requested_layout(opts, info_);
     if (layout_.dcpl) create_chunked(type.get(), space.get(), lcpl.get());
     if (!dset_) {
       Hid dcpl(H5Pcreate(H5P_DATASET_CREATE));
@@ -199,12 +222,7 @@ class Hdf5Sink final : public Sink {
   // HDF5's pipeline; contiguous (layout_.note says why) when HDF5 refuses it.
   void create_chunked(hid_t type, hid_t space, hid_t lcpl) {
     const std::uint64_t chunk_bytes = layout_.chunk.rows * layout_.chunk.cols * info_.elem_size;
-    std::vector<codecs::FilterSpec> specs;
-    std::string why;
-    std::optional<codecs::Pipeline> pipeline;
-    if (filters_of(layout_.dcpl.get(), specs, &why)) pipeline = codecs::Pipeline::make(specs, &why);
-    const bool direct = pipeline.has_value();
-    if (direct && layout_.nfilters == 0) {
+    if (layout_.nfilters == 0) {
       // Unfiltered: every chunk allocated now, so its offset is known and
       // pwrite fills it; never a fill value written first.
       H5Pset_alloc_time(layout_.dcpl.get(), H5D_ALLOC_TIME_EARLY);
@@ -227,15 +245,12 @@ class Hdf5Sink final : public Sink {
       layout_.nfilters = 0;
       return;
     }
-    if (!direct) {
-      reserved_ = chunk_bytes * (layout_.nfilters > 0 ? 2 : 1);
-      path_note_ = "through the HDF5 library (" + why + ")";
-      return;
-    }
     // The pipeline as the created dataset holds it: HDF5's set_local
     // callbacks fill in what depends on the output (shuffle's element
-    // size, szip's scanline, blosc's chunk bytes).
-    specs.clear();
+    // size, szip's pixel size and scanline, blosc's chunk bytes).
+    std::vector<codecs::FilterSpec> specs;
+    std::string why;
+    std::optional<codecs::Pipeline> pipeline;
     Hid dcpl(H5Dget_create_plist(dset_.get()));
     if (!dcpl || !filters_of(dcpl.get(), specs, &why) || !(pipeline = codecs::Pipeline::make(specs, &why))) {
       H5Eclear2(H5E_DEFAULT);

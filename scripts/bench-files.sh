@@ -149,6 +149,18 @@ if has h5 || has h5chunked || has h5py; then
   rm -f "$W/in.h5"
 fi
 
+# REPS runs of each, alternating: cp+sync of FILE, then the CLI on FILE and
+# the rest of the arguments; fills the arrays cps and ours.
+alternate() {
+  local label=$1 file=$2 i
+  shift 2
+  cps=() ours=()
+  for i in $(seq "$REPS"); do
+    cps+=("$(cp_sync "$file")")
+    ours+=("$(gt_run "$label-$i" "$file" "$@")")
+  done
+}
+
 # A square-ish f32 matrix of $1 MiB: "ROWSxCOLS" (rows a multiple of 4096).
 shape_of() {
   local rows=$(( $1 >= 1024 ? 16384 : 4096 ))
@@ -171,11 +183,8 @@ codec_case() {
   rowsn=$(sed 's/.*}, \({[^}]*}\)\]}.*/\1/' <<<"$bench")
   one=$(json_num "$rows1" both_mbps)
   all=$(json_num "$rowsn" both_mbps)
-  local cps=() ours=() loop_s=null loop_ok=null
-  for i in $(seq "$REPS"); do
-    cps+=("$(cp_sync "$W/$name.h5")")
-    ours+=("$(gt_run $name-$ENGINE-$i "$W/$name.h5" "$W/out.h5" --engine "$ENGINE" --force)")
-  done
+  local loop_s=null loop_ok=null
+  alternate "$name-$ENGINE" "$W/$name.h5" "$W/out.h5" --engine "$ENGINE" --force
   ok=$("$GEN" --verify "$W/out.h5" --transposed --values smooth --seed 6 -q >>"$LOG" 2>&1 && echo true || echo false)
   rm -f "$W/out.h5"
   if loop_s=$("$PY" "$HERE/h5py_loop.py" "$W/$name.h5" "$W/loop.h5" 2>>"$LOG"); then
@@ -201,11 +210,7 @@ has h5lz4 && codec_case h5lz4 shuffle,lz4
 if has h5chunk; then
   shape=$(shape_of "$CHUNK_MIB")
   "$GEN" "$W/ch.h5" --shape "$shape" --dtype f32 --chunk 1024x1024 --seed 8 -q >>"$LOG" 2>&1
-  cps=() ours=()
-  for i in $(seq "$REPS"); do
-    cps+=("$(cp_sync "$W/ch.h5")")
-    ours+=("$(gt_run h5chunk-$ENGINE-$i "$W/ch.h5" "$W/out.h5" --engine "$ENGINE" --force)")
-  done
+  alternate "h5chunk-$ENGINE" "$W/ch.h5" "$W/out.h5" --engine "$ENGINE" --force
   ok=$("$GEN" --verify "$W/out.h5" --transposed --seed 8 -q >>"$LOG" 2>&1 && echo true || echo false)
   emit h5-chunked-uncompressed-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"mib_case\": $CHUNK_MIB, \"verified\": $ok, \"runs\": [${ours[*]}], \"cp_runs\": [${cps[*]}]"
   rm -f "$W/out.h5" "$W/ch.h5"

@@ -55,7 +55,8 @@ TEST(Codecs, RoundTripEveryCodecAndElementSize) {
         std::string why;
         const auto c = codecs::make_codec(f, &why);
         if (!c) {
-          ADD_FAILURE() << "codec " << f.id << " missing: " << why << " (this build has " << codecs::available_codecs() << ")";
+          // Only a codec whose library CMake did not find may be missing.
+          EXPECT_NE(why.find("this build has none"), std::string::npos) << f.id << ": " << why;
           continue;
         }
         for (bool random : {false, true}) {
@@ -86,7 +87,8 @@ TEST(Codecs, RoundTripEveryCodecAndElementSize) {
       }
     }
   }
-  EXPECT_GT(ran, 500);
+  // deflate, shuffle and fletcher32 are always built: 5 sizes x 4 lengths x 5 specs x 2 data.
+  EXPECT_GE(ran, 200);
 }
 
 TEST(Codecs, ShuffleAndFletcherAreHdf5sBytes) {
@@ -133,8 +135,7 @@ TEST(Codecs, DamagedDataIsAnErrorNotACrash) {
   int errors = 0;
   for (const FilterSpec& f : specs_for(es, n)) {
     const auto c = codecs::make_codec(f, nullptr);
-    ASSERT_TRUE(c);
-    if (f.id == codecs::kShuffle) continue;  // a permutation: any bytes are valid
+    if (!c || f.id == codecs::kShuffle) continue;  // not in this build; a permutation: any bytes are valid  // a permutation: any bytes are valid
     std::vector<std::uint8_t> enc(c->encode_bound(n));
     const std::size_t m = c->encode(in.data(), n, enc.data());
     ASSERT_GT(m, 0u) << c->name();

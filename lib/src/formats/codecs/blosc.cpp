@@ -57,9 +57,6 @@ std::unique_ptr<Codec> make_blosc(const FilterSpec& f, std::string* why) {
   return std::make_unique<Blosc>(typesize, level, shuffle, compressor);
 }
 #else
-std::unique_ptr<Codec> make_blosc(const FilterSpec&, std::string* why) {
-  if (why) *why = "blosc: this build has no c-blosc (install libblosc-dev and rebuild)";
-  return nullptr;
-}
+std::unique_ptr<Codec> make_blosc(const FilterSpec&, std::string* why) { return missing_library(why, "blosc", "libblosc-dev"); }
 #endif
 }  // namespace gt::codecs

@@ -18,6 +18,11 @@ std::unique_ptr<Codec> make_codec(const FilterSpec& f, std::string* why) {
   }
 }
 
+std::unique_ptr<Codec> missing_library(std::string* why, const char* codec, const char* package) {
+  if (why) *why = std::string(codec) + ": this build has none (install " + package + " and rebuild)";
+  return nullptr;
+}
+
 std::string available_codecs() {
   std::string s = "deflate (" + std::string(GT_HAVE_LIBDEFLATE ? "libdeflate" : "zlib") + "), shuffle, fletcher32";
   if (GT_HAVE_LIBAEC) s += ", szip (libaec)";

@@ -76,6 +76,10 @@ std::unique_ptr<Codec> make_blosc(const FilterSpec& f, std::string* why);
 std::unique_ptr<Codec> make_lz4(const FilterSpec& f, std::string* why);
 std::unique_ptr<Codec> make_zstd(const FilterSpec& f, std::string* why);
 
+// What a codec's factory returns where the build lacks its library: null,
+// with `why` naming the package to install.
+std::unique_ptr<Codec> missing_library(std::string* why, const char* codec, const char* package);
+
 // HDF5's Fletcher-32 of n bytes (H5_checksum_fletcher32).
 std::uint32_t fletcher32(const std::uint8_t* data, std::size_t n);
 

@@ -105,9 +105,6 @@ std::unique_ptr<Codec> make_lz4(const FilterSpec& f, std::string* why) {
   return std::make_unique<Lz4>(block, param);
 }
 #else
-std::unique_ptr<Codec> make_lz4(const FilterSpec&, std::string* why) {
-  if (why) *why = "lz4: this build has no liblz4 (install liblz4-dev and rebuild)";
-  return nullptr;
-}
+std::unique_ptr<Codec> make_lz4(const FilterSpec&, std::string* why) { return missing_library(why, "lz4", "liblz4-dev"); }
 #endif
 }  // namespace gt::codecs

@@ -67,9 +67,6 @@ std::unique_ptr<Codec> make_szip(const FilterSpec& f, std::string* why) {
   return std::make_unique<Szip>(p);
 }
 #else
-std::unique_ptr<Codec> make_szip(const FilterSpec&, std::string* why) {
-  if (why) *why = "szip: this build has no libaec (install libaec-dev and rebuild)";
-  return nullptr;
-}
+std::unique_ptr<Codec> make_szip(const FilterSpec&, std::string* why) { return missing_library(why, "szip", "libaec-dev"); }
 #endif
 }  // namespace gt::codecs

@@ -59,9 +59,6 @@ std::unique_ptr<Codec> make_zstd(const FilterSpec& f, std::string*) {
   return std::make_unique<Zstd>(level);
 }
 #else
-std::unique_ptr<Codec> make_zstd(const FilterSpec&, std::string* why) {
-  if (why) *why = "zstd: this build has no libzstd (install libzstd-dev and rebuild)";
-  return nullptr;
-}
+std::unique_ptr<Codec> make_zstd(const FilterSpec&, std::string* why) { return missing_library(why, "zstd", "libzstd-dev"); }
 #endif
 }  // namespace gt::codecs

@@ -188,7 +188,7 @@ void ChunkIo::read_chunk(const Ref& c, const Span& s, unsigned char* dst, std::u
                          std::uint64_t ld, int worker) {
   const std::size_t es = s_.elem_size;
   const std::uint64_t cb = s_.chunk.cols, cr = c.i * s_.chunk.rows, cc = c.j * cb;
-  const std::uint64_t width = (s.c1 - s.c0) * es, rows = s.r1 - s.r0;
+  const std::uint64_t width = (s.c1 - s.c0) * es;
   auto out = [&](std::uint64_t r) { return dst + ((r - r0) * ld + (s.c0 - c0)) * es; };
   // Where element (r, s.c0) lies in the chunk, in bytes.
   auto in_chunk = [&](std::uint64_t r) { return ((r - cr) * cb + (s.c0 - cc)) * es; };
@@ -201,13 +201,7 @@ void ChunkIo::read_chunk(const Ref& c, const Span& s, unsigned char* dst, std::u
     if (c.size != chunk_bytes_)
       throw Error(ErrorKind::input, chunk_text(c) + " holds " + std::to_string(c.size) + " bytes, not the " +
                                         std::to_string(chunk_bytes_) + " of an unfiltered chunk: the file is damaged");
-    if (s.c0 == cc && s.c1 - s.c0 == cb)
-      rows_io(false, s_.fd, c.addr + in_chunk(s.r0), out(s.r0), ld * es, rows, width, s_.what);
-    else
-      for (std::uint64_t r = s.r0; r < s.r1; ++r) pread_full(s_.fd, out(r), width, c.addr + in_chunk(r), s_.what);
-    n_.raw += rows * width;
-    n_.stored += rows * width;
-    return;
+    return unfiltered(false, c, s, out(s.r0), ld * es);
   }
   codecs::WorkBuffers& wb = buffers(worker);
   if (c.size > wb.a.size())
@@ -227,6 +221,24 @@ void ChunkIo::read_chunk(const Ref& c, const Span& s, unsigned char* dst, std::u
   n_.raw += chunk_bytes_;
   n_.stored += c.size;
   ++n_.chunks;
+}
+
+void ChunkIo::unfiltered(bool write, const Ref& c, const Span& s, unsigned char* first, std::uint64_t stride) {
+  const std::size_t es = s_.elem_size;
+  const std::uint64_t cb = s_.chunk.cols, cc = c.j * cb, width = (s.c1 - s.c0) * es, rows = s.r1 - s.r0;
+  const std::uint64_t at = c.addr + ((s.r0 - c.i * s_.chunk.rows) * cb + (s.c0 - cc)) * es;  // element (s.r0, s.c0)
+  // Rows of a whole chunk width are one run of the file; a narrower part
+  // (an edge chunk, or in place) goes row by row, leaving the rest alone.
+  if (s.c0 == cc && s.c1 - s.c0 == cb) {
+    rows_io(write, s_.fd, at, first, stride, rows, width, s_.what);
+  } else {
+    for (std::uint64_t k = 0; k < rows; ++k) {
+      if (write) pwrite_full(s_.fd, first + k * stride, width, at + k * cb * es, s_.what);
+      else pread_full(s_.fd, first + k * stride, width, at + k * cb * es, s_.what);
+    }
+  }
+  n_.raw += rows * width;
+  n_.stored += rows * width;
 }
 
 void ChunkIo::write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
@@ -257,15 +269,7 @@ void ChunkIo::write_chunk(const Ref& c, const Span& s, const unsigned char* src,
   auto in_chunk = [&](std::uint64_t r) { return ((r - cr) * cb + (s.c0 - cc)) * es; };
   if (!filtered()) {
     if (!c.present) throw Error(ErrorKind::internal, chunk_text(c) + " has no storage to write to");
-    // Rows of a whole chunk width are one run of the file; a narrower part
-    // (an edge chunk, or in place) goes row by row, leaving the rest alone.
-    if (s.c0 == cc && s.c1 - s.c0 == cb)
-      rows_io(true, s_.fd, c.addr + in_chunk(s.r0), const_cast<unsigned char*>(in(s.r0)), ld * es, rows, width, s_.what);
-    else
-      for (std::uint64_t r = s.r0; r < s.r1; ++r) pwrite_full(s_.fd, in(r), width, c.addr + in_chunk(r), s_.what);
-    n_.raw += rows * width;
-    n_.stored += rows * width;
-    return;
+    return unfiltered(true, c, s, const_cast<unsigned char*>(in(s.r0)), ld * es);
   }
   codecs::WorkBuffers& wb = buffers(worker);
   // An edge chunk is stored whole: the part past the matrix is zeros.

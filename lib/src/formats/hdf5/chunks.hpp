@@ -101,6 +101,9 @@ class ChunkIo {
   std::string chunk_text(const Ref& c) const;
   void read_chunk(const Ref& c, const Span& s, unsigned char* dst, std::uint64_t r0, std::uint64_t c0,
                   std::uint64_t ld, int worker);
+  // An unfiltered chunk's part straight between the file and memory (its
+  // first row at `first`, rows `stride` bytes apart).
+  void unfiltered(bool write, const Ref& c, const Span& s, unsigned char* first, std::uint64_t stride);
   void write_chunk(const Ref& c, const Span& s, const unsigned char* src, std::uint64_t r0, std::uint64_t c0,
                    std::uint64_t ld, int worker);
 

@@ -19,6 +19,9 @@ class Blosc final : public Codec {
       : typesize_(typesize), level_(level), shuffle_(shuffle), compressor_(std::move(compressor)) {}
   std::string name() const override { return "blosc(" + compressor_ + "," + std::to_string(level_) + ")"; }
   std::size_t encode_bound(std::size_t n) const override { return n + BLOSC_MAX_OVERHEAD; }
+  // A blosc context allocates temporaries of a few blocks, a block at most
+  // the chunk: the chunk bounds them.
+  std::size_t state_bytes(std::size_t chunk_bytes) const override { return chunk_bytes; }
   std::size_t encode(const std::uint8_t* in, std::size_t n, std::uint8_t* out) const override {
     const int r = blosc_compress_ctx(level_, shuffle_, typesize_, n, in, out, encode_bound(n), compressor_.c_str(), 0, 1);
     return r > 0 ? std::size_t(r) : 0;

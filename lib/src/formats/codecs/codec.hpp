@@ -55,6 +55,10 @@ class Codec {
   virtual std::size_t decode(const std::uint8_t* in, std::size_t n, std::uint8_t* out, std::size_t cap) const = 0;
   // True when in == out is allowed (fletcher32 only appends or strips).
   virtual bool in_place() const { return false; }
+  // Host memory one thread's state for this codec holds (compressor tables,
+  // contexts kept per thread) for chunks of `chunk_bytes`: counted in the
+  // host budget with the thread's buffers.
+  virtual std::size_t state_bytes(std::size_t chunk_bytes) const { return 0; }
   // The size the n encoded bytes at `in` decode to, where the encoding
   // records it (zstd, lz4, szip, blosc headers); 0 where it does not.
   virtual std::size_t decoded_size(const std::uint8_t* in, std::size_t n) const { return 0; }

@@ -29,6 +29,10 @@ class Lz4 final : public Codec {
  public:
   Lz4(std::size_t block, int param) : block_(block), param_(param) {}
   std::string name() const override { return param_ >= LZ4HC_CLEVEL_MIN ? "lz4hc(" + std::to_string(param_) + ")" : "lz4"; }
+  // LZ4HC allocates its state per call; the fast coder keeps it on the stack.
+  std::size_t state_bytes(std::size_t) const override {
+    return param_ >= LZ4HC_CLEVEL_MIN ? std::size_t(LZ4_sizeofStateHC()) : 0;
+  }
   std::size_t encode_bound(std::size_t n) const override {
     const std::size_t b = block_of(n), blocks = b ? (n + b - 1) / b : 0;
     return 12 + blocks * (4 + std::size_t(LZ4_compressBound(int(b))));

@@ -31,6 +31,12 @@ std::size_t Pipeline::buffer_bytes(std::size_t chunk_bytes) const {
   return most;
 }
 
+std::size_t Pipeline::state_bytes(std::size_t chunk_bytes) const {
+  std::size_t n = 0;
+  for (const auto& c : codecs_) n += c->state_bytes(chunk_bytes);
+  return n;
+}
+
 void Pipeline::prepare(WorkBuffers& w, std::size_t chunk_bytes) const {
   const std::size_t n = buffer_bytes(chunk_bytes);
   if (w.a.size() != n) w.a.assign(n, 0);

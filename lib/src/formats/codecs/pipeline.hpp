@@ -36,6 +36,8 @@ class Pipeline {
   // The size each of the two work buffers needs for chunks of
   // `chunk_bytes`: the largest any stage makes (an encoder's bound).
   std::size_t buffer_bytes(std::size_t chunk_bytes) const;
+  // The codecs' own state one thread holds for chunks of `chunk_bytes`.
+  std::size_t state_bytes(std::size_t chunk_bytes) const;
   // Sizes `w` for chunks of `chunk_bytes`.
   void prepare(WorkBuffers& w, std::size_t chunk_bytes) const;
   // Decodes the stored chunk in w.a (n bytes, filters `mask` skipped) into

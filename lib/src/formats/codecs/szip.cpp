@@ -20,6 +20,8 @@ class Szip final : public Codec {
   explicit Szip(const SZ_com_t& p) : p_(p) {}
   std::string name() const override { return "szip"; }
   std::size_t encode_bound(std::size_t n) const override { return n + 4; }
+  // libaec's buffer-to-buffer calls allocate a copy of the pixels they code.
+  std::size_t state_bytes(std::size_t chunk_bytes) const override { return chunk_bytes + 4; }
   std::size_t encode(const std::uint8_t* in, std::size_t n, std::uint8_t* out) const override {
     // szip codes whole pixels: the bytes past the last one would be lost
     // (a checksum before szip leaves 4 of them), so such a chunk is stored

@@ -3,6 +3,7 @@
 // a negative level is stored as its unsigned bit pattern).
 #include "formats/codecs/codec.hpp"
 #if GT_HAVE_ZSTD
+#define ZSTD_STATIC_LINKING_ONLY  // the context size estimates
 #include <zstd.h>
 #endif
 
@@ -26,6 +27,9 @@ class Zstd final : public Codec {
   explicit Zstd(int level) : level_(level) {}
   std::string name() const override { return "zstd(" + std::to_string(level_) + ")"; }
   std::size_t encode_bound(std::size_t n) const override { return ZSTD_compressBound(n); }
+  std::size_t state_bytes(std::size_t chunk_bytes) const override {
+    return ZSTD_estimateCCtxSize_usingCParams(ZSTD_getCParams(level_, chunk_bytes, 0)) + ZSTD_estimateDCtxSize();
+  }
   std::size_t encode(const std::uint8_t* in, std::size_t n, std::uint8_t* out) const override {
     if (!tls.c && !(tls.c = ZSTD_createCCtx())) throw CodecError("zstd: cannot allocate a context");
     const std::size_t r = ZSTD_compressCCtx(tls.c, out, encode_bound(n), in, n, level_);

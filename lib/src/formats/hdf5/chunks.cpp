@@ -109,7 +109,8 @@ void ChunkIo::set_threads(int n) {
 }
 
 std::uint64_t ChunkIo::bytes_per_thread() const {
-  return filtered() ? 2 * std::uint64_t(s_.pipeline.buffer_bytes(std::size_t(chunk_bytes_))) : 0;
+  const std::size_t c = std::size_t(chunk_bytes_);
+  return filtered() ? 2 * std::uint64_t(s_.pipeline.buffer_bytes(c)) + s_.pipeline.state_bytes(c) : 0;
 }
 
 codecs::WorkBuffers& ChunkIo::buffers(int worker) {

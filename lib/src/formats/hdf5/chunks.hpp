@@ -75,7 +75,8 @@ class ChunkIo {
 
   int threads() const { return threads_; }
   void set_threads(int n);
-  // Host memory one codec thread holds (two work buffers; none unfiltered).
+  // Host memory one codec thread holds: two work buffers and the codecs'
+  // state (none unfiltered).
   std::uint64_t bytes_per_thread() const;
   bool filtered() const { return !s_.pipeline.empty(); }
   std::uint64_t chunk_bytes() const { return chunk_bytes_; }

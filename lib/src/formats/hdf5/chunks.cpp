@@ -209,7 +209,9 @@ void ChunkIo::read_chunk(const Ref& c, const Span& s, unsigned char* dst, std::u
     throw Error(ErrorKind::input, chunk_text(c) + " claims " + std::to_string(c.size) +
                                       " stored bytes, more than its filters make of a " +
                                       std::to_string(chunk_bytes_) + "-byte chunk: the file is damaged");
+  const auto t_io = Clock::now();
   pread_full(s_.fd, wb.a.data(), c.size, c.addr, s_.what);
+  n_.io_ns += ns_since(t_io);
   const auto t0 = Clock::now();
   codecs::Coded d;
   try {
@@ -230,6 +232,7 @@ void ChunkIo::unfiltered(bool write, const Ref& c, const Span& s, unsigned char*
   const std::uint64_t at = c.addr + ((s.r0 - c.i * s_.chunk.rows) * cb + (s.c0 - cc)) * es;  // element (s.r0, s.c0)
   // Rows of a whole chunk width are one run of the file; a narrower part
   // (an edge chunk, or in place) goes row by row, leaving the rest alone.
+  const auto t0 = Clock::now();
   if (s.c0 == cc && s.c1 - s.c0 == cb) {
     rows_io(write, s_.fd, at, first, stride, rows, width, s_.what);
   } else {
@@ -238,6 +241,7 @@ void ChunkIo::unfiltered(bool write, const Ref& c, const Span& s, unsigned char*
       else pread_full(s_.fd, first + k * stride, width, at + k * cb * es, s_.what);
     }
   }
+  n_.io_ns += ns_since(t0);
   n_.raw += rows * width;
   n_.stored += rows * width;
 }
@@ -284,6 +288,7 @@ void ChunkIo::write_chunk(const Ref& c, const Span& s, const unsigned char* src,
     throw Error(ErrorKind::io, "cannot encode " + chunk_text(c) + ": " + err.what());
   }
   n_.codec_ns += ns_since(t0);
+  const auto t_io = Clock::now();
   {
     auto lk = serial();
     quiet();
@@ -291,15 +296,18 @@ void ChunkIo::write_chunk(const Ref& c, const Span& s, const unsigned char* src,
     if (H5Dwrite_chunk(s_.dset, H5P_DEFAULT, e.mask, off, e.size, e.data) < 0)
       fail(ErrorKind::io, "cannot write " + chunk_text(c));
   }
+  n_.io_ns += ns_since(t_io);
   n_.raw += chunk_bytes_;
   n_.stored += e.size;
   ++n_.chunks;
 }
 
 std::string ChunkIo::note(const char* verb) const {
+  char io[48];
+  std::snprintf(io, sizeof io, "%.2f s of file I/O", double(n_.io_ns) / 1e9);
   if (!filtered())
     return std::string("direct chunks, uncompressed: pread/pwrite at their offsets") +
-           (threads_ ? " on " + std::to_string(threads_) + " threads" : "");
+           (threads_ ? " on " + std::to_string(threads_) + " threads" : "") + ", " + io;
   const std::uint64_t raw = n_.raw, stored = n_.stored;
   char ratio[32] = "";
   if (stored) std::snprintf(ratio, sizeof ratio, " (%.2f:1)", double(raw) / double(stored));
@@ -307,7 +315,8 @@ std::string ChunkIo::note(const char* verb) const {
   std::snprintf(secs, sizeof secs, "%.2f", double(n_.codec_ns) / 1e9);
   return "direct chunks, " + s_.pipeline.names() + " on " + std::to_string(std::max(1, threads_)) +
          " codec threads: " + format_bytes(raw) + " " + verb + (std::string(verb) == "decoded" ? " from " : " to ") +
-         format_bytes(stored) + " stored" + ratio + ", " + secs + " s of codec time";
+         format_bytes(stored) + " stored" + ratio + ", " + secs + " s of codec time, " + io +
+         (std::string(verb) == "encoded" ? " (H5Dwrite_chunk, HDF5's lock included)" : "");
 }
 
 StageStat ChunkIo::stage(const char* name) const { return {name, double(n_.codec_ns) / 1e9, n_.raw}; }

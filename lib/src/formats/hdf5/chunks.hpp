@@ -42,6 +42,7 @@ std::uint64_t chunk_address_base(hid_t file);
 // Chunk-level statistics, added to from every codec thread.
 struct ChunkCounters {
   std::atomic<std::uint64_t> codec_ns{0};  // thread-time spent in codecs
+  std::atomic<std::uint64_t> io_ns{0};     // thread-time in pread/pwrite and H5Dwrite_chunk (its lock included)
   std::atomic<std::uint64_t> raw{0};       // decoded bytes (whole chunks)
   std::atomic<std::uint64_t> stored{0};    // bytes as stored in the file
   std::atomic<std::uint64_t> chunks{0};

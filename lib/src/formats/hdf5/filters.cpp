@@ -58,9 +58,9 @@ void register_missing_filters() {
   std::call_once(once, [] {
     auto lk = serial();
     quiet();
-    register_one<codecs::kZstd>("zstd (gtranspose)");
-    register_one<codecs::kLz4>("lz4 (gtranspose)");
-    register_one<codecs::kBlosc>("blosc (gtranspose)");
+    register_one<codecs::kZstd>("zstd");
+    register_one<codecs::kLz4>("lz4");
+    register_one<codecs::kBlosc>("blosc");
     H5Eclear2(H5E_DEFAULT);
   });
 }

@@ -20,6 +20,7 @@
 #include "formats/hdf5/hdf5_internal.hpp"
 #include "formats/internal.hpp"
 #include "formats/plain_io.hpp"
+#include "gtranspose/sizes.hpp"
 #include "gtranspose/tempfile.hpp"
 
 namespace gt::fmt {
@@ -296,6 +297,7 @@ class Hdf5Sink final : public Sink {
     if (fd_) return plain_.write(r0, c0, h, w, src, ld);
     if (chunks_ && chunks_->aligned(r0, c0, h, w)) return chunks_->write(r0, c0, h, w, src, ld);
     check_rect(info_.shape, r0, c0, h, w, ld, loc_.path);
+    library_bytes_ += h * w * info_.elem_size;
     if (h == 0 || w == 0) return;
     hyperslab_io(dset_.get(), type_.get(), true, r0, c0, h, w, const_cast<void*>(src), ld, what());
   }
@@ -325,7 +327,11 @@ class Hdf5Sink final : public Sink {
   FormatReport format_report() const override {
     FormatReport r;
     if (chunks_ && chunks_->filtered()) r.stages.push_back(chunks_->stage("encode"));
-    if (chunks_) r.notes.push_back("HDF5 write: " + chunks_->note("encoded"));
+    // Writes of part of a chunk (tiles smaller than a chunk) went through
+    // HDF5's pipeline instead: say how much.
+    const std::string partial =
+        chunks_ && library_bytes_ ? "; " + format_bytes(library_bytes_) + " through the HDF5 library (writes of part of a chunk)" : "";
+    if (chunks_) r.notes.push_back("HDF5 write: " + chunks_->note("encoded") + partial);
     else if (!path_note_.empty()) r.notes.push_back("HDF5 write: " + path_note_);
     return r;
   }
@@ -370,6 +376,7 @@ class Hdf5Sink final : public Sink {
   Hid file_, dset_, type_;
   std::unique_ptr<ChunkIo> chunks_;  // direct chunk I/O, over dset_ and chunk_fd_
   std::string path_note_;
+  std::uint64_t library_bytes_ = 0;  // written through HDF5 beside chunks_ (parts of chunks)
 };
 
 }  // namespace

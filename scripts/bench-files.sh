@@ -5,9 +5,23 @@
 # disk's speed hits both.
 #
 #   scripts/bench-files.sh BUILD_DIR OUT_DIR [CASE...]
-#     CASE: raw h5 h5chunked inplace inplace-rect h5py   (default: all)
+#     CASE: raw h5 h5chunked inplace inplace-rect h5py   (8 GiB by default)
+#           h5gzip h5zstd h5lz4                   compressed HDF5 (issue 11): 1 GiB f32 of
+#                                                 gt-gen's smooth values in 512x512 chunks,
+#                                                 shuffle + gzip level 4 / zstd 3 / lz4
+#           h5chunk                               uncompressed 1024x1024 chunks, 4 GiB
+#     (default: all)
 #
-# Environment: GT_FILES_MIB (matrix size, default 8192), GT_FILES_ENGINE (default cuda), GT_FILES_DIR (work
+# Each compressed case also measures, in the same run, the dataset's own
+# codecs on its chunks in memory on 1 thread and on every core (gt-gen
+# --bench-codecs): the target is an end-to-end rate of at least 75% of
+# cores x one core's decode+encode rate, and it is compared with
+# scripts/h5py_loop.py (same filters in and out) where h5py can read the
+# input (zstd needs hdf5plugin's zstd filter).
+#
+# Environment: GT_FILES_MIB (matrix size, default 8192), GT_FILES_CODEC_MIB
+# (compressed cases, default 1024), GT_FILES_CHUNK_MIB (h5chunk, default
+# 4096), GT_FILES_ENGINE (default cuda), GT_FILES_DIR (work
 # folder on the disk being measured, default /tmp/gt-files), GT_FILES_REPS
 # (timed runs of each side, default 2; the best of each side is compared),
 # GT_FILES_BEFORE (another build folder whose in-place run is timed beside).
@@ -18,14 +32,17 @@ B=$1
 OUT=$2
 shift 2
 CASES=("$@")
-[ ${#CASES[@]} -eq 0 ] && CASES=(raw h5 h5chunked inplace inplace-rect h5py)
+[ ${#CASES[@]} -eq 0 ] && CASES=(raw h5 h5chunked inplace inplace-rect h5py h5gzip h5zstd h5lz4 h5chunk)
 CLI=$B/gtranspose
 GEN=$B/gt-gen
 MIB=${GT_FILES_MIB:-8192}
 ENGINE=${GT_FILES_ENGINE:-cuda}
 REPS=${GT_FILES_REPS:-2}
 W=${GT_FILES_DIR:-/tmp/gt-files}
-PY=${GT_PYTHON:-python3}
+PY=${GT_PYTHON:-/usr/bin/python3}
+CODEC_MIB=${GT_FILES_CODEC_MIB:-1024}
+CHUNK_MIB=${GT_FILES_CHUNK_MIB:-4096}
+CORES=$(nproc)
 HERE=$(cd "$(dirname "$0")" && pwd)
 LOG=$OUT/files.log
 JSON=$OUT/files.json
@@ -132,6 +149,73 @@ if has h5 || has h5chunked || has h5py; then
     rm -f "$W/out.h5" "$W/inc.h5"
   fi
   rm -f "$W/in.h5"
+fi
+
+# REPS runs of each, alternating: cp+sync of FILE, then the CLI on FILE and
+# the rest of the arguments; fills the arrays cps and ours.
+alternate() {
+  local label=$1 file=$2 i
+  shift 2
+  cps=() ours=()
+  for i in $(seq "$REPS"); do
+    cps+=("$(cp_sync "$file")")
+    ours+=("$(gt_run "$label-$i" "$file" "$@")")
+  done
+}
+
+# A square-ish f32 matrix of $1 MiB: "ROWSxCOLS" (rows a multiple of 4096).
+shape_of() {
+  local rows=$(( $1 >= 1024 ? 16384 : 4096 ))
+  echo "${rows}x$(($1 * 1024 * 1024 / 4 / rows))"
+}
+flip() { echo "${1#*x}x${1%x*}"; }
+json_num() { sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" <<<"$1" | head -1; }
+
+# A compressed HDF5 case: NAME FILTERS.
+codec_case() {
+  local name=$1 filters=$2 shape tshape mib=$CODEC_MIB
+  shape=$(shape_of "$mib")
+  tshape=$(flip "$shape")
+  "$GEN" "$W/$name.h5" --shape "$shape" --dtype f32 --values smooth --chunk 512x512 --filters "$filters" --seed 6 -q \
+    >>"$LOG" 2>&1 || { echo "FAILED: gt-gen $name" >>"$LOG"; return; }
+  # The reference: the same chunks through the same codecs, in memory.
+  local bench one all rows1 rowsn
+  bench=$("$GEN" --bench-codecs "$W/$name.h5" 2>>"$LOG" | tee -a "$LOG" | sed -n 's/^JSON //p')
+  rows1=$(sed 's/.*"rows": \[\({[^}]*}\).*/\1/' <<<"$bench")
+  rowsn=$(sed 's/.*}, \({[^}]*}\)\]}.*/\1/' <<<"$bench")
+  one=$(json_num "$rows1" both_mbps)
+  all=$(json_num "$rowsn" both_mbps)
+  local loop_s=null loop_ok=null
+  alternate "$name-$ENGINE" "$W/$name.h5" "$W/out.h5" --engine "$ENGINE" --force
+  ok=$("$GEN" --verify "$W/out.h5" --transposed --values smooth --seed 6 -q >>"$LOG" 2>&1 && echo true || echo false)
+  rm -f "$W/out.h5"
+  if loop_s=$("$PY" "$HERE/h5py_loop.py" "$W/$name.h5" "$W/loop.h5" 2>>"$LOG"); then
+    loop_ok=$("$GEN" --verify "$W/loop.h5" --transposed --values smooth --seed 6 -q >>"$LOG" 2>&1 && echo true || echo false)
+  else
+    loop_s=null
+    echo "h5py loop cannot run $name (its filter is not available to h5py here)" >>"$LOG"
+  fi
+  rm -f "$W/loop.h5"
+  local best mbps target speedup
+  best=$(minof "${ours[@]}")
+  mbps=$(awk "BEGIN{ if (\"$best\" != \"nan\") printf \"%.1f\", $mib * 1.048576 / $best; else print \"null\" }")
+  target=$(awk "BEGIN{ printf \"%.1f\", 0.75 * $CORES * ${one:-0} }")
+  speedup=$(awk "BEGIN{ if (\"$loop_s\" != \"null\" && \"$best\" != \"nan\") printf \"%.2f\", $loop_s / $best; else print \"null\" }")
+  emit "$name-$ENGINE" "$best" "$(minof "${cps[@]}")" ", \"mib_case\": $mib, \"verified\": $ok, \"runs\": [${ours[*]}], \"mbps\": $mbps, \"cores\": $CORES, \"codec_one_core_mbps\": ${one:-null}, \"codec_all_cores_mbps\": ${all:-null}, \"target_mbps\": $target, \"h5py_loop_seconds\": $loop_s, \"h5py_loop_verified\": $loop_ok, \"speedup_vs_h5py_loop\": $speedup"
+  rm -f "$W/$name.h5"
+}
+
+has h5gzip && codec_case h5gzip shuffle,gzip=4
+has h5zstd && codec_case h5zstd shuffle,zstd=3
+has h5lz4 && codec_case h5lz4 shuffle,lz4
+
+if has h5chunk; then
+  shape=$(shape_of "$CHUNK_MIB")
+  "$GEN" "$W/ch.h5" --shape "$shape" --dtype f32 --chunk 1024x1024 --seed 8 -q >>"$LOG" 2>&1
+  alternate "h5chunk-$ENGINE" "$W/ch.h5" "$W/out.h5" --engine "$ENGINE" --force
+  ok=$("$GEN" --verify "$W/out.h5" --transposed --seed 8 -q >>"$LOG" 2>&1 && echo true || echo false)
+  emit h5-chunked-uncompressed-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"mib_case\": $CHUNK_MIB, \"verified\": $ok, \"runs\": [${ours[*]}], \"cp_runs\": [${cps[*]}]"
+  rm -f "$W/out.h5" "$W/ch.h5"
 fi
 
 if has inplace; then

@@ -10,6 +10,11 @@
 #include "formats/npy.hpp"
 #include "formats/plain_io.hpp"
 
+// formats/codecs: the HDF5 filters' codecs and pipeline, tested against
+// HDF5's own filters below the Source/Sink interfaces.
+#include "formats/codecs/codec.hpp"
+#include "formats/codecs/pipeline.hpp"
+
 // inplace: the journal's protocol points, crash hook, checksum and test
 // switches, which the crash and power-loss tests use; a rectangle's
 // permutation groups, which a test checks against a model.

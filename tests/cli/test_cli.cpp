@@ -354,13 +354,19 @@ TEST(Budget, CompressedHdf5ChunksCountAgainstHostMem) {
   H5Sclose(space);
   H5Fclose(file);
 
-  // One 8 MiB chunk plus its compressed copy: 16 MiB held by HDF5 for the
-  // input, and as much again for the output (chunked and compressed alike).
-  expect_error(gtranspose({d / "c.h5", d / "t.h5", "--engine", "cpu", "--host-mem", "48M"}), 2, "--host-mem");
+  // One 8 MiB chunk: a tile of it in and one out (16 MiB), and one codec
+  // thread a side, each with two buffers of a chunk (and deflate's bound):
+  // just over 48 MiB (chunked and compressed alike for the output).
+  Result small = gtranspose({d / "c.h5", d / "t.h5", "--engine", "cpu", "--host-mem", "48M"});
+  expect_error(small, 2, "--host-mem");
+  EXPECT_NE(small.err.find("a tile of one chunk in and one out, one codec thread's buffers a side"), std::string::npos)
+      << why(small);
   EXPECT_EQ(d.entries(), std::vector<std::string>{"c.h5"});
   Result r = gtranspose({d / "c.h5", d / "t.h5", "--engine", "cpu", "--host-mem", "80M"});
   ASSERT_EQ(r.exit_code, 0) << why(r);
-  EXPECT_NE(r.out.find("HDF5 chunk cache"), std::string::npos) << why(r);
+  EXPECT_NE(r.out.find("HDF5 chunk threads: 1 reading, 1 writing"), std::string::npos) << why(r);
+  EXPECT_NE(r.out.find("HDF5 read: direct chunks, deflate(1)"), std::string::npos) << why(r);
+  EXPECT_NE(r.out.find("HDF5 write: direct chunks, deflate(1)"), std::string::npos) << why(r);
   // Within the budget over the baseline of a tiny run (its RSS includes HDF5's own 16 MiB).
   Result tiny = gtranspose({std::string(GT_DATASETS_DIR) + "/small.npy", d / "s.npy", "--engine", "cpu", "-q"});
   EXPECT_LE(r.max_rss, tiny.max_rss + (80u << 20) + (6u << 20))

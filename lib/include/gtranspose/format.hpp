@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gtranspose/matrix.hpp"
 #include "gtranspose/types.hpp"
@@ -44,6 +45,15 @@ struct OpenOptions {
 // For raw, opts.shape and opts.dtype are required (usage error otherwise).
 [[nodiscard]] std::unique_ptr<Source> open_source(const std::string& spec, const OpenOptions& opts);
 
+// One filter of an HDF5 output's pipeline: an HDF5 filter id (1 deflate,
+// 2 shuffle, 3 fletcher32, 4 szip, 32001 blosc, 32004 lz4, 32015 zstd) and
+// its parameters (cd_values), as H5Pset_filter takes them.
+struct Hdf5Filter {
+  unsigned id = 0;
+  std::vector<unsigned> values;
+  bool optional = true;  // HDF5 may store a chunk the filter cannot shrink without it
+};
+
 struct SinkOptions {
   // SinkOptions{force} as before the format was added.
   SinkOptions(bool replace = false, std::optional<Format> fmt = std::nullopt) : force(replace), format(fmt) {}
@@ -51,6 +61,11 @@ struct SinkOptions {
   // The output's format, for a name that says none (or another); without it
   // an output must be named .h5/.hdf5, .npy or .raw/.bin/.dat.
   std::optional<Format> format;
+  // An HDF5 output's storage where the source is not an HDF5 dataset (an
+  // HDF5 source's own layout wins): chunks of this shape (the output's,
+  // rows x cols; {0,0}: contiguous) with these filters in order.
+  Shape hdf5_chunk{0, 0};
+  std::vector<Hdf5Filter> hdf5_filters = {};
 };
 
 // Where an output goes and in which format (see SinkOptions::format).

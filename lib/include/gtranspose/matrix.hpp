@@ -9,8 +9,10 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gtranspose/error.hpp"
+#include "gtranspose/report.hpp"
 #include "gtranspose/types.hpp"
 
 namespace gt {
@@ -52,6 +54,24 @@ struct HostView {
   bool pinned = false;
 };
 
+// Threads a format runs codecs on by itself (decoding an HDF5 source's
+// compressed chunks, encoding a sink's), and the host memory each one holds:
+// the run plan decides how many it may use within host_mem
+// (plan/run_plan.cpp) and the job tells the format (set_codec_threads).
+struct CodecDemand {
+  int threads = 0;                     // wanted (0: the format runs no codecs)
+  std::uint64_t bytes_per_thread = 0;  // each one's buffers
+};
+
+// What a format did beyond moving bytes, for the run's report: stages of
+// its own ("decode", "encode": busy_s is thread-time summed over its codec
+// threads, bytes the decoded bytes) and notes naming the path and codec
+// that ran. The job adds them to the report, whichever engine ran.
+struct FormatReport {
+  std::vector<StageStat> stages;
+  std::vector<std::string> notes;
+};
+
 class Source {
  public:
   virtual ~Source() = default;
@@ -76,6 +96,11 @@ class Source {
   // The format's own description of the elements (see NativeType); empty by
   // default (memory sources, generated ones).
   virtual NativeType native_type() const { return {}; }
+  // Codec threads (see CodecDemand); set before the first read.
+  virtual CodecDemand codec_demand() const { return {}; }
+  virtual void set_codec_threads(int n) { (void)n; }
+  // What the source did so far (see FormatReport).
+  virtual FormatReport format_report() const { return {}; }
   // A short human description: "HDF5 dataset /x (f32, 1000x2000) in in.h5".
   virtual std::string describe() const = 0;
   // True when the source's bytes, in order, are its transpose in C order (a
@@ -110,6 +135,10 @@ class Sink {
   // like Source::reserved_bytes, the job takes it out of host_mem.
   virtual std::uint64_t reserved_bytes() const { return 0; }
   virtual const HostView* host_view() const { return nullptr; }
+  // As Source's: codec threads, set before the first write, and the report.
+  virtual CodecDemand codec_demand() const { return {}; }
+  virtual void set_codec_threads(int n) { (void)n; }
+  virtual FormatReport format_report() const { return {}; }
   virtual std::string describe() const = 0;
 };
 

@@ -10,9 +10,14 @@
 // Budgets and what they cover:
 //   host_budget   {host_mem}, else a quarter of RAM (64 MiB..16 GiB). It
 //                 covers what the formats hold by themselves (HDF5 chunk
-//                 caches: `reserved`) plus every tile or staging buffer the
-//                 engine allocates (`host_bytes`). Not counted: the program,
-//                 its libraries and the CUDA context.
+//                 caches: `reserved`), their codec threads' buffers
+//                 (`codec_bytes`: decoding and encoding HDF5 chunks), and
+//                 every tile or staging buffer the engine allocates
+//                 (`host_bytes`). Not counted: the program, its libraries
+//                 and the CUDA context.
+//                 A chunked source is refused a budget that cannot hold one
+//                 input and one output tile of a whole chunk, one codec
+//                 thread's buffers a side, and the formats' reserve.
 //   device_budget {device_mem}, else half the device memory free, at most
 //                 4 GiB. It covers the lanes' tile buffers (`device_bytes`).
 #pragma once
@@ -23,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "gtranspose/matrix.hpp"
 #include "gtranspose/tiles.hpp"
 #include "gtranspose/types.hpp"
 
@@ -130,6 +136,7 @@ struct PlanRequest {
   Shape preferred_block{0, 0};      // the source's natural block (HDF5 chunk)
   std::uint64_t reserved = 0;       // host bytes the formats hold by themselves
   std::string reserved_what;        // what holds them, for messages
+  CodecDemand codec_in, codec_out;  // the source's and the sink's codec threads (HDF5 chunks)
   SideTraits in, out;               // in place: `in` is the matrix, `out` unused
   bool ordered_writes = false;      // in place: pairs go to the writer in order from one thread (a journal)
   int kept_batches = 0;             // in place: InplaceWriter::batches_kept()
@@ -154,6 +161,9 @@ struct RunPlan {
 
   std::uint64_t host_budget = 0;    // the whole host budget
   std::uint64_t reserved = 0;       // of it, held by the formats
+  int codec_threads_in = 0;         // the source's codec threads (0: none)
+  int codec_threads_out = 0;        // the sink's
+  std::uint64_t codec_bytes = 0;    // of the host budget, their buffers
   std::uint64_t device_budget = 0;  // CUDA only
   std::uint64_t tile_bytes = 0;     // the bound the tiles were cut to
 

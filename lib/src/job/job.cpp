@@ -51,6 +51,17 @@ void copy_options(PlanRequest& r, const RunOptions& o) {
   r.kernel = o.kernel;
 }
 
+// What the formats did on their own threads (HDF5 chunk codecs), in the
+// report whichever engine ran: their stages after the engine's, their notes.
+void add_format_report(RunReport& r, const FormatReport& f) {
+  for (const StageStat& s : f.stages) {
+    StageStat& t = r.stage(s.name);
+    t.busy_s += s.busy_s;
+    t.bytes += s.bytes;
+  }
+  r.notes.insert(r.notes.end(), f.notes.begin(), f.notes.end());
+}
+
 }  // namespace
 
 PlanRequest plan_request(const Source& src, const Sink& dst, const RunOptions& opts) {
@@ -65,6 +76,8 @@ PlanRequest plan_request(const Source& src, const Sink& dst, const RunOptions& o
   r.reserved_what = src.describe() + (dst.reserved_bytes() ? " with its chunked output" : "");
   r.in = traits_of(src.concurrent_reads(), src.host_view());
   r.out = traits_of(dst.concurrent_writes(), dst.host_view());
+  r.codec_in = src.codec_demand();
+  r.codec_out = dst.codec_demand();
   copy_options(r, opts);
   return r;
 }
@@ -91,7 +104,11 @@ RunReport execute(Engine& engine, Source& src, Sink& dst, const RunOptions& opts
     throw Error(ErrorKind::internal, "output " + to_string(dst.info().shape) + " is not the transpose of input " +
                                          to_string(in.shape));
   const RunPlan plan = plan_run(plan_request(src, dst, opts), engine.caps(opts, in.elem_size));
+  if (plan.codec_threads_in) src.set_codec_threads(plan.codec_threads_in);
+  if (plan.codec_threads_out) dst.set_codec_threads(plan.codec_threads_out);
   RunReport r = engine.run(src, dst, plan, opts);
+  add_format_report(r, src.format_report());
+  add_format_report(r, dst.format_report());
   r.input = src.describe();
   r.output = dst.describe();
   return r;

@@ -122,18 +122,62 @@ struct Budgets {
   std::uint64_t host = 0;    // the whole host budget
   std::uint64_t engine = 0;  // what is left for the engine's buffers
   std::uint64_t device = 0;
+  int codec_in = 0, codec_out = 0;  // the formats' codec threads
+  std::uint64_t codec = 0;          // their buffers
+  std::uint64_t block = 0;          // bytes of one whole source block (HDF5 chunk), 0 if none
 };
+
+// Bytes of one source block (HDF5 chunk) as a tile holds it: clipped to the
+// matrix. 0 when the source has none.
+std::uint64_t block_bytes(const PlanRequest& req) {
+  const Shape& b = req.preferred_block;
+  if (!b.rows || !b.cols || req.mode != RunMode::out_of_place) return 0;
+  return std::min(b.rows, req.info.shape.rows) * std::min(b.cols, req.info.shape.cols) * req.info.elem_size;
+}
+
+// Codec threads for one side: a format with buffers per thread gets as many
+// as it wants while all of them take at most `room`; one that needs none
+// (unfiltered chunks: positioned I/O straight to and from the tiles) gets
+// kIoThreads at most, the I/O threads' count.
+int codec_threads(const CodecDemand& d, int t) {
+  if (d.threads <= 0) return 0;
+  return std::max(1, std::min(d.threads, d.bytes_per_thread ? t : kIoThreads));
+}
 
 Budgets budgets_of(const PlanRequest& req, const EngineCaps& caps) {
   Budgets b;
   b.host = req.host_mem ? req.host_mem : default_host_budget();
-  // What the formats hold by themselves (HDF5 chunk caches) comes out of the
-  // host budget first; a budget it would mostly fill is refused.
-  if (req.reserved > b.host / 2)
-    throw Error(ErrorKind::usage, req.reserved_what + ": stored in chunks that take " + format_bytes(req.reserved) +
-                                      " of memory to read: give {host_mem} of at least " +
-                                      format_bytes(2 * req.reserved));
-  b.engine = b.host - req.reserved;
+  b.block = block_bytes(req);
+  const CodecDemand &in = req.codec_in, &out = req.codec_out;
+  const std::uint64_t per_in = in.threads > 0 ? in.bytes_per_thread : 0;
+  const std::uint64_t per_out = out.threads > 0 ? out.bytes_per_thread : 0;
+  // The least a run can go with: what the formats hold, one codec thread a
+  // side, and one input and one output tile of a whole chunk. A chunk cache
+  // the library path holds (reserved) may moreover take at most half.
+  const std::uint64_t least = req.reserved + per_in + per_out + 2 * b.block;
+  const std::uint64_t need = std::max(least, 2 * req.reserved);
+  if (need > b.host) {
+    std::string what = req.reserved_what.empty() ? req.what : req.reserved_what;
+    throw Error(ErrorKind::usage,
+                what + ": stored in chunks that take " + format_bytes(need) +
+                    " of memory to transpose (" + (b.block ? "a tile of one chunk in and one out" : "its chunk cache") +
+                    (per_in + per_out ? ", one codec thread's buffers a side" : "") +
+                    (req.reserved && b.block ? ", the chunk cache" : "") + "): give {host_mem} of at least " +
+                    format_bytes(need));
+  }
+  // More codec threads while their buffers take at most half of what is
+  // left beyond that least; the rest makes the tiles larger.
+  const std::uint64_t room = (b.host - least) / 2;
+  int t = std::max({1, in.threads, out.threads});
+  for (; t > 1; --t) {
+    const std::uint64_t extra = std::uint64_t(codec_threads(in, t) - (per_in ? 1 : 0)) * per_in +
+                                std::uint64_t(codec_threads(out, t) - (per_out ? 1 : 0)) * per_out;
+    if (extra <= room) break;
+  }
+  b.codec_in = codec_threads(in, t);
+  b.codec_out = codec_threads(out, t);
+  b.codec = std::uint64_t(b.codec_in) * per_in + std::uint64_t(b.codec_out) * per_out;
+  b.engine = b.host - req.reserved - b.codec;
   if (caps.kind == EngineKind::cuda) b.device = req.device_mem ? req.device_mem : default_device_budget(caps.device_free);
   return b;
 }
@@ -170,9 +214,15 @@ RunPlan base_plan(const PlanRequest& req, const EngineCaps& caps, const Budgets&
   p.info = req.info;
   p.host_budget = b.host;
   p.reserved = req.reserved;
+  p.codec_threads_in = b.codec_in;
+  p.codec_threads_out = b.codec_out;
+  p.codec_bytes = b.codec;
   p.device_budget = b.device;
   p.notes = caps.notes;
   if (req.reserved) p.notes.push_back("HDF5 chunk cache: " + format_bytes(req.reserved) + " of the host budget");
+  if (b.codec_in || b.codec_out)
+    p.notes.push_back("HDF5 chunk threads: " + std::to_string(b.codec_in) + " reading, " + std::to_string(b.codec_out) +
+                      " writing" + (b.codec ? ", " + format_bytes(b.codec) + " of codec buffers" : ""));
   return p;
 }
 
@@ -196,13 +246,20 @@ RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& 
   const std::size_t es = req.info.elem_size;
   p.threads = caps.threads;
   if (req.mode == RunMode::out_of_place) {
-    p.tile_bytes = share_of(b.engine, kCpuOutOfPlaceBuffers, req.tile_elems);
+    // Tiles of whole chunks: where four do not fit, one slot of two (an
+    // input and an output tile) does (budgets_of made sure).
+    const unsigned buffers =
+        b.block && !req.tile_elems && b.engine / kCpuOutOfPlaceBuffers < b.block ? 2 : kCpuOutOfPlaceBuffers;
+    p.tile_bytes = share_of(b.engine, buffers, req.tile_elems);
     p.grid.emplace(GridRequest{req.info.shape, es, p.tile_bytes, req.preferred_block, req.tile_elems});
     p.tile = {p.grid->tile_h(), p.grid->tile_w()};
     p.tiles = p.grid->count();
     // Two slots of (input tile, output tile) let reading, transposing and
     // writing overlap; a single tile needs only one slot.
-    p.slots = p.tiles > 1 ? 2 : 1;
+    p.slots = p.tiles > 1 && buffers == kCpuOutOfPlaceBuffers ? 2 : 1;
+    if (p.tiles > 1 && p.slots == 1)
+      p.notes.push_back("one tile slot: {host_mem} holds one input and one output tile of whole chunks; more "
+                        "overlaps reading and writing");
     p.slot_bytes = 2 * p.tile_buffer_bytes();
     p.host_bytes = std::uint64_t(p.slots) * p.slot_bytes;
     return p;
@@ -250,6 +307,13 @@ RunPlan plan_cuda_out(const PlanRequest& req, const EngineCaps& caps, const Budg
   std::uint64_t tb = b.device / (2 * std::uint64_t(p.requested_lanes));
   if (staged) tb = std::min(tb, b.engine / std::uint64_t(std::min(want_slots, 4)));
   if (!req.tile_elems) tb = std::min(tb, staged ? kStagedTileBytes : kMaxTileBytes);
+  // Tiles of whole chunks where two staging slots of one hold them
+  // (budgets_of made sure they do) and the lanes' device buffers too; a
+  // device too small for that gets tiles that cut chunks, slower (each
+  // chunk decoded for every tile it meets), never over a budget.
+  if (b.block && !req.tile_elems && tb < b.block && (!staged || 2 * b.block <= b.engine) &&
+      2 * std::uint64_t(p.lanes) * b.block <= b.device)
+    tb = b.block;
   p.tile_bytes = tile_cap ? tile_cap : tb;
   p.grid.emplace(GridRequest{req.info.shape, es, p.tile_bytes, req.preferred_block, req.tile_elems});
   p.tile = {p.grid->tile_h(), p.grid->tile_w()};
@@ -353,7 +417,8 @@ std::optional<RunPlan> plan_smaller(const RunPlan& failed) {
   const PlanRequest& req = failed.request;
   const EngineCaps& caps = failed.caps;
   if (caps.kind != EngineKind::cuda) return std::nullopt;
-  if (!req.resumed_block && failed.tile_bytes / 2 >= kMinTileBytes)
+  // Never below one chunk: a tile cutting chunks would decode each several times.
+  if (!req.resumed_block && failed.tile_bytes / 2 >= std::max(kMinTileBytes, block_bytes(req)))
     return finished(plan_cuda(req, caps, failed.tile_bytes / 2, failed.lanes));
   if (failed.lanes > 1) return finished(plan_cuda(req, caps, failed.tile_bytes, 1));
   return std::nullopt;

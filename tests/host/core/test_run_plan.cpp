@@ -60,7 +60,10 @@ bool has_note(const RunPlan& p, const std::string& text) {
 
 // The promise every plan keeps.
 void expect_within_budgets(const RunPlan& p, const std::string& what) {
-  EXPECT_LE(p.host_bytes + p.reserved, p.host_budget) << what;
+  EXPECT_LE(p.host_bytes + p.reserved + p.codec_bytes, p.host_budget) << what;
+  EXPECT_EQ(p.codec_bytes, std::uint64_t(p.codec_threads_in) * p.request.codec_in.bytes_per_thread +
+                               std::uint64_t(p.codec_threads_out) * p.request.codec_out.bytes_per_thread)
+      << what;
   if (p.engine == EngineKind::cuda) {
     EXPECT_LE(p.device_bytes, p.device_budget) << what;
     EXPECT_EQ(p.device_bytes, std::uint64_t(p.lanes) * p.device_buffers * p.device_buffer_bytes) << what;
@@ -118,6 +121,60 @@ TEST(RunPlan, ReservedBytesComeOutOfTheHostBudget) {
   EXPECT_EQ(e.kind(), ErrorKind::usage);
   EXPECT_NE(e.message().find("{host_mem} of at least 10.00 MiB"), std::string::npos) << e.message();
   EXPECT_NE(std::string(e.what()).find("HDF5 dataset /x in c.h5"), std::string::npos) << e.what();
+}
+
+// A compressed chunked HDF5 input and output: 512x512 f32 chunks (1 MiB),
+// each codec thread holding two buffers of a chunk and a bit (deflate's bound).
+PlanRequest chunked(std::uint64_t host_mem, int threads = 16) {
+  PlanRequest r = request(RunMode::out_of_place, {40000, 30000}, 4, host_mem, 4 * GiB);
+  r.preferred_block = {512, 512};
+  r.codec_in = r.codec_out = {threads, 2 * MiB + 2048};
+  r.what = "HDF5 dataset /x in c.h5";
+  return r;
+}
+
+TEST(RunPlan, ChunkedInputNeedsATileOfAChunkEachWayAndOneCodecThreadASide) {
+  // The least: one chunk in, one out, one codec thread's buffers a side.
+  const std::uint64_t least = 2 * MiB + 2 * (2 * MiB + 2048);
+  for (const EngineCaps& caps : {cpu_caps(), cuda_caps()}) {
+    SCOPED_TRACE(engine_name(caps.kind));
+    RunPlan p = plan_run(chunked(least), caps);
+    expect_within_budgets(p, "least");
+    EXPECT_EQ(p.codec_threads_in, 1);
+    EXPECT_EQ(p.codec_threads_out, 1);
+    EXPECT_EQ(p.tile, (Shape{512, 512}));  // whole chunks
+    if (caps.kind == EngineKind::cpu) {
+      EXPECT_EQ(p.slots, 1);
+      EXPECT_TRUE(has_note(p, "one tile slot"));
+    }
+    const Error e = error_of(chunked(least - 1), caps);
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_NE(e.message().find("{host_mem} of at least 6.00 MiB"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("HDF5 dataset /x in c.h5"), std::string::npos) << e.message();
+  }
+  // A large budget: every codec thread the formats want, tiles of whole chunks.
+  RunPlan p = plan_run(chunked(GiB), cpu_caps());
+  EXPECT_EQ(p.codec_threads_in, 16);
+  EXPECT_EQ(p.codec_threads_out, 16);
+  EXPECT_EQ(p.codec_bytes, 32 * (2 * MiB + 2048));
+  EXPECT_EQ(p.slots, 2);
+  EXPECT_EQ(p.tile.rows % 512, 0u);
+  EXPECT_EQ(p.tile.cols % 512, 0u);
+  EXPECT_TRUE(has_note(p, "HDF5 chunk threads: 16 reading, 16 writing"));
+  expect_within_budgets(p, "large");
+  // In between, fewer codec threads: their buffers take at most half of
+  // what is left beyond the least.
+  p = plan_run(chunked(least + 16 * MiB), cpu_caps());
+  EXPECT_EQ(p.codec_threads_in, 2);
+  EXPECT_EQ(p.codec_threads_out, 2);
+  EXPECT_LE(p.codec_bytes - 2 * (2 * MiB + 2048), 8 * MiB);
+  expect_within_budgets(p, "between");
+  // Unfiltered chunks need no codec buffers: positioned I/O threads, as many as files get.
+  PlanRequest u = chunked(least);
+  u.codec_in = u.codec_out = {16, 0};
+  p = plan_run(u, cpu_caps());
+  EXPECT_EQ(p.codec_threads_in, kIoThreads);
+  EXPECT_EQ(p.codec_bytes, 0u);
 }
 
 TEST(RunPlan, CpuInPlaceScratchAndResume) {
@@ -369,6 +426,11 @@ TEST(RunPlan, BudgetsHoldForRandomRequests) {
     r.ordered_writes = inplace && rng() % 2;
     r.streams = int(rng() % 9);
     if (rng() % 4 == 0) r.reserved = rng() % (host / 2 + 1);
+    if (!inplace && rng() % 3 == 0) {  // a chunked HDF5 source with codec threads
+      r.preferred_block = {1 + rng() % 4096, 1 + rng() % 4096};
+      r.codec_in = {int(rng() % 33), rng() % (std::uint64_t(64) << 20)};
+      r.codec_out = {int(rng() % 33), rng() % (std::uint64_t(64) << 20)};
+    }
     if (rng() % 5 == 0) r.tile_elems = 1 + rng() % (std::uint64_t(1) << 26);
     const EngineCaps c = rng() % 2 ? cpu_caps() : cuda_caps();
     const std::string what = "case " + std::to_string(i);
@@ -376,7 +438,8 @@ TEST(RunPlan, BudgetsHoldForRandomRequests) {
     try {
       p = plan_run(r, c);
     } catch (const Error& e) {
-      // Only a budget that cannot hold one element is refused.
+      // Only a budget that cannot hold one element, or a chunk each way and
+      // one codec thread a side, is refused.
       EXPECT_EQ(e.kind(), ErrorKind::usage) << what << ": " << e.what();
       continue;
     }

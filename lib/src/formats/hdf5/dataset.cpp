@@ -1,13 +1,21 @@
 // An open HDF5 dataset, shared by Hdf5Source and Hdf5Inplace.
 //
-// Data of a contiguous, unfiltered dataset lies as one row-major run in the
-// file: it moves with pread/pwrite at H5Dget_offset(), outside HDF5's global
-// lock, so several reader and writer threads overlap. Chunked and compressed
-// datasets go through H5Dread/H5Dwrite with hyperslabs, one thread at a time,
-// through a chunk cache of one chunk.
-#include <mutex>
+// Three paths, chosen at open:
+//  - contiguous, unfiltered, stored in the opened file: one row-major run,
+//    moved by pread/pwrite at H5Dget_offset(), outside HDF5's global lock;
+//  - chunked, every filter one of our codecs, stored in the opened file:
+//    direct chunk I/O (chunks.cpp), the codecs on threads of the source's own;
+//  - anything else (a filter we lack, a virtual dataset, external storage,
+//    a dataset reached through an external link): H5Dread/H5Dwrite with
+//    hyperslabs through a chunk cache of one chunk, one thread at a time.
+// Offsets HDF5 reports are offsets in the dataset's own file: positioned I/O
+// on the opened file uses them only when that is the opened file, and in
+// place is refused for data stored anywhere else.
+#include <optional>
+#include <thread>
 #include <vector>
 
+#include "formats/hdf5/chunks.hpp"
 #include "formats/hdf5/hdf5_internal.hpp"
 #include "formats/internal.hpp"
 #include "formats/plain_io.hpp"
@@ -17,12 +25,8 @@ namespace h5 {
 
 void hyperslab_io(hid_t dset, hid_t type, bool write, std::uint64_t r0, std::uint64_t c0, std::uint64_t h,
                   std::uint64_t w, void* buf, std::uint64_t ld, const std::string& what) {
-#ifndef H5_HAVE_THREADSAFE
-  // Engines read a source and write a sink from different threads; a
-  // library built without its own global lock gets ours.
-  static std::mutex h5_mutex;
-  std::lock_guard<std::mutex> lock(h5_mutex);
-#endif
+  // Engines read a source and write a sink from different threads.
+  auto lock = serial();
   quiet();
   const ErrorKind kind = ErrorKind::io;
   Hid fspace = check(H5Dget_space(dset), kind, "cannot select in " + what);
@@ -41,15 +45,32 @@ void hyperslab_io(hid_t dset, hid_t type, bool write, std::uint64_t r0, std::uin
 
 namespace {
 
+// Why positioned I/O may not touch a dataset, or "" when it may: its data
+// must lie in the opened file itself, in one place HDF5 can name.
+std::string not_stored_here(hid_t dset, hid_t dcpl, const Location& loc) {
+  if (H5Pget_layout(dcpl) == H5D_VIRTUAL) return "is a virtual dataset (its data lies in other datasets)";
+  if (H5Pget_external_count(dcpl) > 0) return "keeps its data in external raw files";
+  if (stored_in(dset, loc.path)) return "";
+  std::string other = "another file";
+  const Hid f(H5Iget_file_id(dset));
+  char name[4096] = {};
+  if (f && H5Fget_name(f.get(), name, sizeof name) > 0) other = name;
+  H5Eclear2(H5E_DEFAULT);
+  return "is stored in " + other + " (reached through an external link)";
+}
+
 struct Dataset {
   Location loc;
   Hid file, dset, type;
   MatrixInfo info;
   Shape chunk{0, 0};
-  std::uint64_t reserved = 0;  // chunk cache (+ one compressed chunk) held by HDF5 while reading
+  std::uint64_t reserved = 0;  // the library path's chunk cache (+ one compressed chunk)
   bool filtered = false;       // compressed or otherwise filtered chunks
+  std::string elsewhere;       // why the data is not plainly in this file ("" when it is)
+  std::string path_note;       // which path reads it, and why, for the report
   Fd fd;  // set when the data can move by positioned I/O
   PlainMatrix plain;
+  std::unique_ptr<ChunkIo> chunks;  // set for direct chunk I/O
   std::string type_desc;
 
   std::string what() const { return "dataset " + loc.dataset + " in " + loc.path; }
@@ -91,31 +112,89 @@ struct Dataset {
     Hid dcpl = check(H5Dget_create_plist(dset.get()), ErrorKind::input, "cannot read the layout of " + what());
     const H5D_layout_t layout = H5Pget_layout(dcpl.get());
     filtered = H5Pget_nfilters(dcpl.get()) > 0;
+    elsewhere = not_stored_here(dset.get(), dcpl.get(), loc);
     if (layout == H5D_CHUNKED) {
       hsize_t cd[2] = {0, 0};
       if (H5Pget_chunk(dcpl.get(), 2, cd) == 2) chunk = {cd[0], cd[1]};
-      // A cache of exactly one chunk: consecutive tiles inside one chunk
-      // then reuse it instead of decompressing it once per tile (HDF5's
-      // default cache is 1 MiB, smaller than most chunks). Its memory and the
-      // compressed copy read beside it count against host_mem
-      // (Source::reserved_bytes).
       std::uint64_t chunk_bytes = 0;
       if (chunk.rows && !__builtin_mul_overflow(chunk.rows * chunk.cols, info.elem_size, &chunk_bytes)) {
-        Hid dapl = one_chunk_cache(chunk_bytes);
-        // Closed first: HDF5 shares one cache among the open handles of a
-        // dataset, sized by the first open, so a reopen beside it would keep
-        // the default 1 MiB cache and ignore this one.
-        dset.reset();
-        dset = check(H5Dopen2(file.get(), loc.dataset.c_str(), dapl.get()), ErrorKind::input,
-                     "cannot open " + what() + " with a chunk cache");
-        reserved = chunk_bytes * (H5Pget_nfilters(dcpl.get()) > 0 ? 2 : 1);
+        const std::string why = direct_chunks(dcpl.get(), writable);
+        if (chunks) {
+          path_note = chunks->note(writable ? "moved" : "decoded");
+        } else {
+          path_note = "through the HDF5 library (" + why + ")";
+          use_chunk_cache(chunk_bytes);
+        }
       }
     }
-    if (layout == H5D_CONTIGUOUS && H5Pget_external_count(dcpl.get()) == 0 && H5Pget_nfilters(dcpl.get()) == 0) {
+    if (layout == H5D_CONTIGUOUS && elsewhere.empty() && !filtered) {
       haddr_t off = H5Dget_offset(dset.get());
       if (off != HADDR_UNDEF && H5Dget_storage_size(dset.get()) == info.bytes()) use_plain(off, writable);
     }
     H5Eclear2(H5E_DEFAULT);
+  }
+
+  // Sets up direct chunk I/O where it applies; otherwise says why not.
+  std::string direct_chunks(hid_t dcpl, bool writable) {
+    if (!elsewhere.empty()) return "the dataset " + elsewhere;
+    std::vector<codecs::FilterSpec> specs;
+    std::string why;
+    if (!filters_of(dcpl, specs, &why)) return why;
+    std::optional<codecs::Pipeline> p = codecs::Pipeline::make(specs, &why);
+    if (!p) return why;
+    const std::uint64_t total = ((info.shape.rows + chunk.rows - 1) / chunk.rows) * ((info.shape.cols + chunk.cols - 1) / chunk.cols);
+    if (writable) {
+      // In place, a chunk without storage would need HDF5 to allocate it.
+      hsize_t n = 0;
+      Hid space(H5Dget_space(dset.get()));
+      if (H5Dget_num_chunks(dset.get(), space.get(), &n) < 0 || n != total) return "not every chunk is allocated";
+    }
+    // No chunk cache: chunks never pass through HDF5's pipeline.
+    Hid dapl(H5Pcreate(H5P_DATASET_ACCESS));
+    H5Pset_chunk_cache(dapl.get(), 0, 0, 1.0);
+    reopen(dapl.get());
+    ChunkIo::Setup s;
+    s.dset = dset.get();
+    s.fd = (fd = open_existing(loc.path, writable, loc.path)).get();
+    s.base = chunk_address_base(file.get());
+    s.shape = info.shape;
+    s.chunk = chunk;
+    s.elem_size = info.elem_size;
+    s.pipeline = std::move(*p);
+    s.fill = fill_value(dcpl);
+    // In place the engine's own threads call in at once; a source decodes
+    // on codec threads of its own (the run plan sets how many).
+    s.threads = writable ? 0 : int(std::max(1u, std::thread::hardware_concurrency()));
+    s.what = what();
+    chunks = std::make_unique<ChunkIo>(std::move(s));
+    return "";
+  }
+
+  std::vector<unsigned char> fill_value(hid_t dcpl) const {
+    std::vector<unsigned char> v(info.elem_size, 0);
+    H5D_fill_value_t st = H5D_FILL_VALUE_ERROR;
+    if (H5Pfill_value_defined(dcpl, &st) >= 0 && st != H5D_FILL_VALUE_UNDEFINED)
+      H5Pget_fill_value(dcpl, type.get(), v.data());
+    H5Eclear2(H5E_DEFAULT);
+    return v;
+  }
+
+  // HDF5 shares one cache among the open handles of a dataset, sized by the
+  // first open: the dataset is closed and opened again with `dapl`.
+  void reopen(hid_t dapl) {
+    dset.reset();
+    dset = check(H5Dopen2(file.get(), loc.dataset.c_str(), dapl), ErrorKind::input, "cannot open " + what() + " again");
+  }
+
+  // A cache of exactly one chunk for the library path: consecutive tiles
+  // inside one chunk then reuse it instead of decompressing it once per tile
+  // (HDF5's default cache is 1 MiB, smaller than most chunks). Its memory
+  // and the compressed copy read beside it count against host_mem
+  // (Source::reserved_bytes).
+  void use_chunk_cache(std::uint64_t chunk_bytes) {
+    Hid dapl = one_chunk_cache(chunk_bytes);
+    reopen(dapl.get());
+    reserved = chunk_bytes * (filtered ? 2 : 1);
   }
 
   void use_plain(std::uint64_t off, bool writable) {
@@ -125,10 +204,12 @@ struct Dataset {
     plain.logical = info.shape;
     plain.elem_size = info.elem_size;
     plain.name = loc.path;
+    path_note = "contiguous: positioned I/O at its offset";
   }
 
   void io(bool write, std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* buf,
           std::uint64_t ld) {
+    if (chunks) return write ? chunks->write(r0, c0, h, w, buf, ld) : chunks->read(r0, c0, h, w, buf, ld);
     if (fd) return write ? plain.write(r0, c0, h, w, buf, ld) : plain.read(r0, c0, h, w, buf, ld);
     check_rect(info.shape, r0, c0, h, w, ld, loc.path);
     if (h == 0 || w == 0) return;
@@ -141,6 +222,17 @@ struct Dataset {
     // fsync works on the file, whichever descriptor names it.
     Fd f = fd ? Fd() : open_existing(loc.path, false, loc.path);
     sync_file(fd ? fd.get() : f.get(), loc.path, true);
+  }
+
+  FormatReport report() const {
+    FormatReport r;
+    if (chunks && chunks->filtered()) {
+      r.stages.push_back(chunks->stage("decode"));
+      r.notes.push_back("HDF5 read: " + chunks->note("decoded"));
+    } else if (!path_note.empty()) {
+      r.notes.push_back("HDF5 read: " + path_note);
+    }
+    return r;
   }
 };
 
@@ -155,9 +247,17 @@ class Hdf5Source final : public Source {
   }
   Shape preferred_block() const override { return d_.chunk; }
   std::uint64_t reserved_bytes() const override { return d_.reserved; }
-  // Only the pread path never enters HDF5 (whose global lock serialises
-  // every call, and whose library is not thread-safe without it).
-  bool concurrent_reads() const override { return bool(d_.fd); }
+  CodecDemand codec_demand() const override {
+    if (!d_.chunks) return {};
+    return {d_.chunks->threads(), d_.chunks->bytes_per_thread()};
+  }
+  void set_codec_threads(int n) override {
+    if (d_.chunks) d_.chunks->set_threads(std::max(1, n));
+  }
+  FormatReport format_report() const override { return d_.report(); }
+  // Only the contiguous pread path takes several callers: HDF5's global
+  // lock serialises every call, and direct chunk I/O runs its own threads.
+  bool concurrent_reads() const override { return d_.fd && !d_.chunks; }
   std::string describe() const override { return d_.describe(); }
   // The open dataset itself: the HDF5 sink copies its datatype, attributes
   // and chunk layout (valid while this source lives).
@@ -172,16 +272,33 @@ class Hdf5Source final : public Source {
 };
 
 class Hdf5Inplace final : public InplaceMatrix {
- public:
-  Hdf5Inplace(const Location& loc, const OpenOptions& opts) {
-    d_.open(loc, opts, true);
-    require_square(d_.info, d_.what());
+  static void refuse_unsafe(const Dataset& d) {
+    require_square(d.info, d.what());
+    // Data that is not in this file as one plain dataset: a journal beside
+    // this file could neither order nor sync the writes that matter.
+    if (!d.elsewhere.empty())
+      throw Error(ErrorKind::input, d.what() + " " + d.elsewhere +
+                                        ": it cannot be transposed in place safely; transpose it out of place into "
+                                        "another file");
     // HDF5 stores a rewritten compressed chunk elsewhere and may reuse its
     // old space before the chunk index that points there is on disk, so no
     // journal can make an interrupted in-place run recoverable.
-    if (d_.filtered)
-      throw Error(ErrorKind::input, d_.what() + " is compressed (filtered): it cannot be transposed in place safely; "
-                                                "transpose it out of place into another file");
+    if (d.filtered)
+      throw Error(ErrorKind::input, d.what() + " is compressed (filtered): it cannot be transposed in place safely; "
+                                               "transpose it out of place into another file");
+  }
+
+ public:
+  Hdf5Inplace(const Location& loc, const OpenOptions& opts) {
+    // Checked read-only first: opening for writing already changes the
+    // file (HDF5 marks it open), and a refused file is left as it was.
+    {
+      Dataset probe;
+      probe.open(loc, opts, false);
+      refuse_unsafe(probe);
+    }
+    d_.open(loc, opts, true);
+    refuse_unsafe(d_);
   }
   const MatrixInfo& info() const override { return d_.info; }
   const Location& location() const override { return d_.loc; }
@@ -196,10 +313,11 @@ class Hdf5Inplace final : public InplaceMatrix {
   void flush() override { d_.flush(); }
   // Contiguous data moves by pwrite: its rows can go to disk early.
   void start_writeback(std::uint64_t r0, std::uint64_t h) override {
-    if (d_.fd) d_.plain.start_writeback(r0, h);
+    if (d_.fd && !d_.chunks) d_.plain.start_writeback(r0, h);
   }
   std::uint64_t reserved_bytes() const override { return d_.reserved; }
-  bool concurrent_io() const override { return bool(d_.fd); }  // pread/pwrite only, never HDF5
+  // pread/pwrite (chunks looked up under HDF5's lock), never HDF5's I/O.
+  bool concurrent_io() const override { return bool(d_.fd); }
   std::string describe() const override { return d_.describe() + ", in place"; }
 
  private:

@@ -7,12 +7,15 @@
 //   types.cpp    element types: classify_type, type_for
 //   find.cpp     finding and opening the dataset, listing candidates
 //   dataset.cpp  the open dataset shared by Hdf5Source and Hdf5Inplace
+//   chunks.cpp   direct chunk I/O: pread/pwrite, H5Dwrite_chunk, our codecs
+//   filters.cpp  our codecs registered with HDF5 where it has no plugin
 //   sink.cpp     the output: layout, attribute copy, Hdf5Sink
 #pragma once
 #include <hdf5.h>
 
 #include <cstdint>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -35,6 +38,10 @@ void quiet();
 // for I/O carries the OS reason ("... errno = 28, error message = 'No space
 // left on device'"); clears the stack.
 std::string h5_reason();
+// Held around every HDF5 call made from more than one thread. A
+// thread-safe HDF5 (Debian's and Ubuntu's) takes its own global lock and
+// this holds nothing; a library built without one gets ours.
+std::unique_lock<std::mutex> serial();
 // Throws gt::Error(kind) with "what: <h5_reason()>".
 [[noreturn]] void fail(ErrorKind kind, const std::string& what);
 
@@ -126,6 +133,12 @@ Hid type_for(const MatrixInfo& info, const std::string& npy_descr);
 // Opens the named dataset, or the file's only 2-D one; `loc.dataset` gets
 // the resolved path. Throws gt::Error(input) listing the candidates.
 Hid open_dataset(hid_t file, Location& loc);
+
+// Registers our codecs as HDF5 filters for the ids this HDF5 has no filter
+// or plugin for (zstd, lz4, blosc where missing), once per process: a
+// dataset with such a filter can then be created, and read or written
+// through the library where the direct path does not apply.
+void register_missing_filters();
 
 // --- I/O (dataset.cpp) --------------------------------------------------------------
 

@@ -33,6 +33,15 @@ std::string h5_reason() {
   return r.empty() ? "HDF5 gave no reason" : r;
 }
 
+std::unique_lock<std::mutex> serial() {
+#ifdef H5_HAVE_THREADSAFE
+  return {};
+#else
+  static std::mutex m;
+  return std::unique_lock<std::mutex>(m);
+#endif
+}
+
 void fail(ErrorKind kind, const std::string& what) { throw Error(kind, what + ": " + h5_reason()); }
 
 bool Hid::close() {

@@ -1,18 +1,26 @@
 // The HDF5 output. When the source is an HDF5 dataset, the output copies its
 // exact datatype and its attributes, and a chunked input gives a chunked
 // output: the transposed chunk shape and the input's filters (gzip, shuffle,
-// ...). The planner cuts tiles in whole input chunks, so each output tile
-// covers whole output chunks and HDF5 compresses each once, never reading
-// one back. Every other output is contiguous and written by pwrite.
+// ...), same parameters, same order. The planner cuts tiles in whole input
+// chunks, so each output tile covers whole output chunks: where every
+// filter is one of our codecs, each chunk is encoded on the sink's codec
+// threads and stored with H5Dwrite_chunk (chunks.cpp); an unfiltered
+// output's chunks are allocated at creation and written by pwrite at their
+// offsets. Other filters go through HDF5's pipeline with a one-chunk cache.
+// Every other output is contiguous and written by pwrite.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
+#include <thread>
 #include <vector>
 
+#include "formats/hdf5/chunks.hpp"
 #include "formats/hdf5/hdf5_internal.hpp"
 #include "formats/internal.hpp"
 #include "formats/plain_io.hpp"
+#include "gtranspose/sizes.hpp"
 #include "gtranspose/tempfile.hpp"
 
 namespace gt::fmt {
@@ -117,6 +125,31 @@ OutputLayout chunked_layout(hid_t src) {
   return out;
 }
 
+// The layout SinkOptions asks for (a non-HDF5 source: gt-gen's inputs).
+OutputLayout requested_layout(const SinkOptions& o, const MatrixInfo& info) {
+  OutputLayout out;
+  if (!o.hdf5_chunk.rows || !o.hdf5_chunk.cols) return out;
+  Hid dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  const hsize_t cd[2] = {std::min(o.hdf5_chunk.rows, info.shape.rows), std::min(o.hdf5_chunk.cols, info.shape.cols)};
+  if (H5Pset_chunk(dcpl.get(), 2, cd) < 0)
+    fail(ErrorKind::usage, "HDF5 refused the chunk shape " + to_string(o.hdf5_chunk));
+  for (const Hdf5Filter& f : o.hdf5_filters) {
+    if (H5Pset_filter(dcpl.get(), H5Z_filter_t(f.id), f.optional ? H5Z_FLAG_OPTIONAL : H5Z_FLAG_MANDATORY,
+                      f.values.size(), f.values.data()) < 0)
+      fail(ErrorKind::usage, "HDF5 refused filter " + std::to_string(f.id));
+    char name[64] = {};
+    unsigned flags = 0, config = 0;
+    std::size_t nv = 0;
+    H5Pget_filter_by_id2(dcpl.get(), H5Z_filter_t(f.id), &flags, &nv, nullptr, sizeof name, name, &config);
+    H5Eclear2(H5E_DEFAULT);
+    out.filters += (out.filters.empty() ? "" : "+") + filter_name(H5Z_filter_t(f.id), name);
+  }
+  out.dcpl = std::move(dcpl);
+  out.chunk = {cd[0], cd[1]};
+  out.nfilters = int(o.hdf5_filters.size());
+  return out;
+}
+
 // --- the sink -------------------------------------------------------------------
 
 // A transient copy of dataset `dset`'s datatype (a committed type of the
@@ -150,28 +183,11 @@ class Hdf5Sink final : public Sink {
     Hid space = check(H5Screate_simple(2, dims, nullptr), ErrorKind::output, "cannot describe " + loc_.path);
     Hid lcpl(H5Pcreate(H5P_LINK_CREATE));
     H5Pset_create_intermediate_group(lcpl.get(), 1);
-    if (in >= 0) layout_ = chunked_layout(in);
-    if (layout_.dcpl) {
-      // Chunks are allocated as they are written (early allocation would
-      // compress and store a chunk of fill values for every chunk first).
-      // A cache of one chunk, as the source has: the chunk a tile is writing
-      // stays whole in memory until the tile moves on, then is compressed
-      // and stored once. Tiles of whole chunks never read one back.
-      const std::uint64_t chunk_bytes = layout_.chunk.rows * layout_.chunk.cols * info_.elem_size;
-      Hid dapl = one_chunk_cache(chunk_bytes);
-      dset_ = Hid(H5Dcreate2(file_.get(), loc_.dataset.c_str(), type.get(), space.get(), lcpl.get(),
-                             layout_.dcpl.get(), dapl.get()));
-      if (dset_) {
-        reserved_ = chunk_bytes * (layout_.nfilters > 0 ? 2 : 1);
-      } else {
-        layout_.note = "contiguous: HDF5 could not create it chunked " + to_string(layout_.chunk) +
-                       (layout_.filters.empty() ? "" : " with " + layout_.filters) + " (" + h5_reason() + ")";
-        layout_.dcpl.reset();
-        layout_.chunk = {0, 0};
-        layout_.filters.clear();
-        layout_.nfilters = 0;
-      }
-    }
+    // Our codecs stand in for filters this HDF5 lacks, so the output can
+    // keep the input's pipeline (or the one asked for) as it is.
+    register_missing_filters();
+    layout_ = in >= 0 ? chunked_layout(in) : requested_layout(opts, info_);
+    if (layout_.dcpl) create_chunked(type.get(), space.get(), lcpl.get());
     if (!dset_) {
       Hid dcpl(H5Pcreate(H5P_DATASET_CREATE));
       H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS);
@@ -203,6 +219,60 @@ class Hdf5Sink final : public Sink {
     }
   }
 
+  // The chunked output: direct chunk I/O where every filter is ours, else
+  // HDF5's pipeline; contiguous (layout_.note says why) when HDF5 refuses it.
+  void create_chunked(hid_t type, hid_t space, hid_t lcpl) {
+    const std::uint64_t chunk_bytes = layout_.chunk.rows * layout_.chunk.cols * info_.elem_size;
+    if (layout_.nfilters == 0) {
+      // Unfiltered: every chunk allocated now, so its offset is known and
+      // pwrite fills it; never a fill value written first.
+      H5Pset_alloc_time(layout_.dcpl.get(), H5D_ALLOC_TIME_EARLY);
+      H5Pset_fill_time(layout_.dcpl.get(), H5D_FILL_TIME_NEVER);
+    }
+    // Chunks are otherwise allocated as they are written (early allocation
+    // would compress and store a chunk of fill values for every chunk
+    // first). A cache of one chunk, as a library-path source has: the chunk
+    // a tile is writing stays whole in memory until the tile moves on, then
+    // is compressed and stored once. The direct path passes it by; only a
+    // write of part of a chunk (never a planned tile) goes through it.
+    Hid dapl = one_chunk_cache(chunk_bytes);
+    dset_ = Hid(H5Dcreate2(file_.get(), loc_.dataset.c_str(), type, space, lcpl, layout_.dcpl.get(), dapl.get()));
+    if (!dset_) {
+      layout_.note = "contiguous: HDF5 could not create it chunked " + to_string(layout_.chunk) +
+                     (layout_.filters.empty() ? "" : " with " + layout_.filters) + " (" + h5_reason() + ")";
+      layout_.dcpl.reset();
+      layout_.chunk = {0, 0};
+      layout_.filters.clear();
+      layout_.nfilters = 0;
+      return;
+    }
+    // The pipeline as the created dataset holds it: HDF5's set_local
+    // callbacks fill in what depends on the output (shuffle's element
+    // size, szip's pixel size and scanline, blosc's chunk bytes).
+    std::vector<codecs::FilterSpec> specs;
+    std::string why;
+    std::optional<codecs::Pipeline> pipeline;
+    Hid dcpl(H5Dget_create_plist(dset_.get()));
+    if (!dcpl || !filters_of(dcpl.get(), specs, &why) || !(pipeline = codecs::Pipeline::make(specs, &why))) {
+      H5Eclear2(H5E_DEFAULT);
+      reserved_ = chunk_bytes * (layout_.nfilters > 0 ? 2 : 1);
+      path_note_ = "through the HDF5 library (" + why + ")";
+      return;
+    }
+    chunk_fd_ = open_existing(tmp_.path(), true, loc_.path);
+    ChunkIo::Setup cs;
+    cs.dset = dset_.get();
+    cs.fd = chunk_fd_.get();
+    cs.base = chunk_address_base(file_.get());
+    cs.shape = info_.shape;
+    cs.chunk = layout_.chunk;
+    cs.elem_size = info_.elem_size;
+    cs.pipeline = std::move(*pipeline);
+    cs.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    cs.what = what();
+    chunks_ = std::make_unique<ChunkIo>(std::move(cs));
+  }
+
   ~Hdf5Sink() override {
     if (file_) {
       // Not committed: the temp file is about to be removed. Unlinking the
@@ -214,6 +284,7 @@ class Hdf5Sink final : public Sink {
       H5Ldelete(file_.get(), loc_.dataset.c_str(), H5P_DEFAULT);
       H5Eclear2(H5E_DEFAULT);
     }
+    chunks_.reset();
     dset_.reset();
     type_.reset();
     file_.reset();
@@ -224,7 +295,9 @@ class Hdf5Sink final : public Sink {
              std::uint64_t ld) override {
     if (!file_) throw Error(ErrorKind::internal, "write to " + loc_.path + " after commit()");
     if (fd_) return plain_.write(r0, c0, h, w, src, ld);
+    if (chunks_ && chunks_->aligned(r0, c0, h, w)) return chunks_->write(r0, c0, h, w, src, ld);
     check_rect(info_.shape, r0, c0, h, w, ld, loc_.path);
+    library_bytes_ += h * w * info_.elem_size;
     if (h == 0 || w == 0) return;
     hyperslab_io(dset_.get(), type_.get(), true, r0, c0, h, w, const_cast<void*>(src), ld, what());
   }
@@ -241,12 +314,33 @@ class Hdf5Sink final : public Sink {
     if (!wb_fd_) wb_fd_ = Fd(::open(tmp_.path().c_str(), O_RDONLY | O_CLOEXEC));
     if (wb_fd_) ::sync_file_range(wb_fd_.get(), 0, 0, SYNC_FILE_RANGE_WRITE);  // a hint: errors are the fsync's to report
   }
-  // The chunk cache (and the compressed copy of the chunk being stored).
+  // The library path's chunk cache (and the compressed copy of the chunk
+  // being stored); the direct path's buffers are its codec threads'.
   std::uint64_t reserved_bytes() const override { return reserved_; }
+  CodecDemand codec_demand() const override {
+    if (!chunks_) return {};
+    return {chunks_->threads(), chunks_->bytes_per_thread()};
+  }
+  void set_codec_threads(int n) override {
+    if (chunks_) chunks_->set_threads(std::max(1, n));
+  }
+  FormatReport format_report() const override {
+    FormatReport r;
+    if (chunks_ && chunks_->filtered()) r.stages.push_back(chunks_->stage("encode"));
+    // Writes of part of a chunk (tiles smaller than a chunk) went through
+    // HDF5's pipeline instead: say how much.
+    const std::string partial =
+        chunks_ && library_bytes_ ? "; " + format_bytes(library_bytes_) + " through the HDF5 library (writes of part of a chunk)" : "";
+    if (chunks_) r.notes.push_back("HDF5 write: " + chunks_->note("encoded") + partial);
+    else if (!path_note_.empty()) r.notes.push_back("HDF5 write: " + path_note_);
+    return r;
+  }
 
   void commit() override {
     if (!file_) return;
     quiet();
+    chunks_.reset();
+    chunk_fd_.reset();
     dset_.close();
     type_.close();
     if (!file_.close()) fail(ErrorKind::io, "cannot finish writing " + loc_.path);
@@ -277,8 +371,12 @@ class Hdf5Sink final : public Sink {
   TempPath tmp_;  // destroyed after the HDF5 ids and the descriptor below
   Fd fd_;
   Fd wb_fd_;  // a chunked output's file, only to start its write-back
+  Fd chunk_fd_;  // a direct chunked output's file, for pwrite
   PlainMatrix plain_;
   Hid file_, dset_, type_;
+  std::unique_ptr<ChunkIo> chunks_;  // direct chunk I/O, over dset_ and chunk_fd_
+  std::string path_note_;
+  std::uint64_t library_bytes_ = 0;  // written through HDF5 beside chunks_ (parts of chunks)
 };
 
 }  // namespace

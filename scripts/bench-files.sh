@@ -39,7 +39,15 @@ MIB=${GT_FILES_MIB:-8192}
 ENGINE=${GT_FILES_ENGINE:-cuda}
 REPS=${GT_FILES_REPS:-2}
 W=${GT_FILES_DIR:-/tmp/gt-files}
-PY=${GT_PYTHON:-/usr/bin/python3}
+# The h5py loop's Python: GT_PYTHON, else the first python3 that imports h5py
+# (the GPU machine's is a venv's, first on the PATH; Debian's is /usr/bin's).
+PY=${GT_PYTHON:-}
+if [ -z "$PY" ]; then
+  for cand in "$(command -v python3)" /usr/bin/python3; do
+    if [ -x "$cand" ] && "$cand" -c 'import h5py' 2>/dev/null; then PY=$cand; break; fi
+  done
+  PY=${PY:-/usr/bin/python3}
+fi
 CODEC_MIB=${GT_FILES_CODEC_MIB:-1024}
 CHUNK_MIB=${GT_FILES_CHUNK_MIB:-4096}
 CORES=$(nproc)

@@ -17,7 +17,9 @@
 
 // inplace: the journal's protocol points, crash hook, checksum and test
 // switches, which the crash and power-loss tests use; a rectangle's
-// permutation groups, which a test checks against a model.
+// permutation groups, which a test checks against a model; the general
+// rectangle's decomposition, run directly on R = kC shapes too.
+#include "inplace/general.hpp"
 #include "inplace/journal_detail.hpp"
 #include "inplace/permute.hpp"
 

@@ -51,8 +51,11 @@ def transpose(a, out=None, *, inplace=False, engine="auto", kernel="auto", host_
         copy otherwise.
     out: an array of shape (cols, rows) and a's dtype, with one axis of unit
         stride, not overlapping a (for GPU arrays, on the same GPU).
-    inplace: transpose a square array where it lies and return it (for a
-        NumPy array, through the GPU too). Rectangles are refused for now.
+    inplace: transpose a where it lies. A square array is returned itself
+        (for a NumPy array, through the GPU too); a contiguous NumPy
+        rectangle (C or Fortran order) returns a new view of its memory,
+        shape (cols, rows), while a keeps its old shape over the moved bytes.
+        GPU rectangles are refused for now.
     engine: "auto", "cuda" or "cpu", for NumPy arrays.
     kernel: a CUDA kernel's name (gtranspose.kernels()), or "auto".
     host_mem, device_mem: budgets in bytes or as "8G"; tile: elements per

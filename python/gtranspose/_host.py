@@ -112,14 +112,13 @@ class Transposer:
 
     def _inplace(self, a, args):
         rows, cols = a.shape
-        if rows != cols:
-            raise _core.GtValueError(f"inplace=True needs a square array: a is {rows}x{cols}, and in place gtranspose "
-                                     "transposes square arrays only for now (use transpose(a) for a new array)")
         if not a.flags.writeable:
             raise _core.GtValueError("inplace=True needs a writeable array: a is read-only")
         es = element_size(a.dtype)
         if a.size == 0:
-            return a
+            return a if rows == cols else a.reshape(cols, rows)
+        if rows != cols:
+            return self._inplace_rect(a, args, es)
         lay = layout(a.shape, a.strides, es)
         if lay is None:
             raise _core.GtValueError(f"inplace=True needs an axis of unit stride: a's strides are {a.strides} (use "
@@ -129,6 +128,23 @@ class Transposer:
         x = a.T if lay[0] else a
         self.last_report = json.loads(self._t.transpose_inplace(_pointer(x), rows, es, lay[1], args, None))
         return a
+
+    def _inplace_rect(self, a, args, es):
+        """A rectangle's transpose has rows of another length: its memory is
+        reused whole, and the result is a new view of it, shape (cols, rows),
+        in a's memory order (a itself keeps its shape over the moved bytes)."""
+        rows, cols = a.shape
+        if a.flags.c_contiguous:
+            x, order = a, "C"
+        elif a.flags.f_contiguous:
+            x, order = a.T, "F"  # memory holds a.T row-major: transposing it gives a row-major
+        else:
+            raise _core.GtValueError(f"inplace=True on a {rows}x{cols} rectangle needs a contiguous array (C or "
+                                     "Fortran order): its transpose fills the whole buffer (use transpose(a) for a "
+                                     "new array)")
+        r, c = x.shape
+        self.last_report = json.loads(self._t.transpose_inplace_rect(_pointer(x), r, c, es, c, args, None))
+        return a.reshape((cols, rows), order=order)
 
     def release(self):
         """Frees the pinned staging kept since the last call (the next call pins again)."""

@@ -112,11 +112,19 @@ class PyTransposer {
 
   std::string transpose_inplace(std::uintptr_t data, std::uint64_t n, std::size_t elem_size, std::uint64_t ld,
                                 const RunArgs& args, const py::object& progress) {
+    return transpose_inplace_rect(data, n, n, elem_size, ld, args, progress);
+  }
+
+  // rows x cols row-major (a rectangle has no gaps between rows: ld is
+  // cols, the library checks it), into cols x rows in the same memory.
+  std::string transpose_inplace_rect(std::uintptr_t data, std::uint64_t rows, std::uint64_t cols,
+                                     std::size_t elem_size, std::uint64_t ld, const RunArgs& args,
+                                     const py::object& progress) {
     gt::HostOptions o;
     o.ld_in = ld;
     return run(args, progress, [&, o](const gt::RunOptions& run) mutable {
       o.run = run;
-      return t_.transpose_inplace(as_ptr(data), n, elem_size, o);
+      return t_.transpose_inplace(as_ptr(data), rows, cols, elem_size, o);
     });
   }
 
@@ -212,6 +220,8 @@ PYBIND11_MODULE(_core, m) {
            py::arg("register_memory"), py::arg("progress"))
       .def("transpose_inplace", &PyTransposer::transpose_inplace, py::arg("ptr"), py::arg("n"), py::arg("elem_size"),
            py::arg("ld"), py::arg("args"), py::arg("progress"))
+      .def("transpose_inplace_rect", &PyTransposer::transpose_inplace_rect, py::arg("ptr"), py::arg("rows"),
+           py::arg("cols"), py::arg("elem_size"), py::arg("ld"), py::arg("args"), py::arg("progress"))
       .def("release", &PyTransposer::release)
       .def_property_readonly("kind", &PyTransposer::kind);
 

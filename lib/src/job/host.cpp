@@ -3,6 +3,7 @@
 // the request resolves to, exactly as run_job does for files.
 #include "gtranspose/host.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -12,6 +13,9 @@
 #include "gtranspose/job.hpp"
 #include "gtranspose/journal.hpp"
 #include "gtranspose/memory.hpp"
+#include "gtranspose/plan.hpp"
+#include "gtranspose/sizes.hpp"
+#include "inplace/general.hpp"
 
 namespace gt {
 namespace {
@@ -98,7 +102,36 @@ OutOfPlace check_out_of_place(const void* in, void* out, std::uint64_t rows, std
 struct InPlace {
   HostMatrix m;
   Range r;
+  bool general = false;  // a rectangle the engines' stages do not take
 };
+
+// A rectangle of no R = kC shape: the gcd decomposition on the CPU's
+// threads, whichever engine the Transposer has (the data is in host memory
+// and each step moves elements within one row or one column).
+RunReport general_inplace(const HostMatrix& m, const HostOptions& opts, EngineKind engine) {
+  const std::uint64_t budget = opts.run.host_mem ? opts.run.host_mem : default_host_budget();
+  const inplace::GeneralRun run = inplace::plan_general(m.shape.rows, m.shape.cols, m.elem_size, opts.run.threads, budget);
+  const auto t0 = std::chrono::steady_clock::now();
+  inplace::transpose_general(m.data, m.shape.rows, m.shape.cols, m.elem_size, run);
+  RunReport r;
+  r.engine = "cpu";
+  r.kernel = "gcd decomposition";
+  r.mode = "in-place";
+  r.input = r.output = "host memory";
+  r.shape = m.shape;
+  r.elem_size = m.elem_size;
+  r.bytes = m.shape.rows * m.shape.cols * m.elem_size;
+  r.threads = run.threads;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.host_mem_budget = budget;
+  r.host_buffers = run.scratch;
+  r.notes.push_back("rectangle in place by the gcd decomposition (Catanzaro, Keller and Garland): " +
+                    std::string(run.rotated ? "a column rotation, " : "") + "a row shuffle and a column shuffle, " +
+                    std::to_string(run.threads) + " threads, columns in bands of " + std::to_string(run.band) + ", " +
+                    format_bytes(run.scratch) + " of scratch; not interruptible once begun");
+  if (engine == EngineKind::cuda) r.notes.push_back("the CPU's threads ran it: no GPU step for this shape");
+  return r;
+}
 
 InPlace check_in_place(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
                        const HostOptions& opts) {
@@ -118,10 +151,12 @@ InPlace check_in_place(void* data, std::uint64_t rows, std::uint64_t cols, std::
     if (a.m.ld != cols)
       usage(api, "a " + to_string(a.m.shape) + " rectangle with ld_in " + std::to_string(a.m.ld) +
                      " cannot be transposed in place (its transpose's rows would not fit): leave ld_in 0");
+    // Shapes the engines' stages take (R = kC, C = kR) go through them;
+    // any other goes through the gcd decomposition in memory (general.hpp).
     try {
       (void)plan_inplace_shape(a.m.shape, "the matrix");
-    } catch (const Error& e) {
-      usage(api, e.message());
+    } catch (const Error&) {
+      a.general = true;
     }
   }
   a.r = range_of(api, "in-place", a.m);
@@ -165,6 +200,12 @@ RunReport Transposer::transpose_inplace(void* data, std::uint64_t n, std::size_t
 RunReport Transposer::transpose_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
                                         const HostOptions& opts) {
   InPlace a = check_in_place(data, rows, cols, elem_size, opts);
+  if (a.general) {
+    if (opts.run.cancel && opts.run.cancel->load()) throw Error(ErrorKind::cancelled, "interrupted");
+    RunReport rep = general_inplace(a.m, opts, kind());
+    if (!note_.empty()) rep.notes.insert(rep.notes.begin(), note_);
+    return rep;
+  }
   if (kind() == EngineKind::cuda) a.m.memory = memory_kind("gt::transpose_inplace", "data", a.r);
   auto matrix = memory_inplace(a.m);
   // Memory needs no journal: the plain writer, and a rectangle's

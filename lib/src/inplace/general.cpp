@@ -1,0 +1,158 @@
+#include "inplace/general.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "engine/cpu/thread_pool.hpp"
+#include "gtranspose/error.hpp"
+#include "gtranspose/sizes.hpp"
+
+namespace gt::inplace {
+namespace {
+
+using u64 = std::uint64_t;
+
+// gcd(x, y), and x's inverse modulo y when they are coprime (else 0).
+void gcd_inverse(u64 x, u64 y, u64* g, u64* inverse) {
+  // Bezout coefficients in 128 bits: no overflow for any 64-bit extents.
+  __int128 a = x, b = y, s = 1, s_next = 0;
+  while (b != 0) {
+    const __int128 q = a / b;
+    const __int128 r = a - q * b;
+    a = b;
+    b = r;
+    const __int128 t = s - q * s_next;
+    s = s_next;
+    s_next = t;
+  }
+  *g = u64(a);
+  *inverse = 0;
+  if (a == 1) {
+    __int128 v = s % __int128(y);
+    if (v < 0) v += y;
+    *inverse = u64(v);
+  }
+}
+
+// (x * y) mod m without overflow.
+u64 mulmod(u64 x, u64 y, u64 m) { return u64((unsigned __int128)x * y % m); }
+
+// The three steps' index maps (see general.hpp), for one matrix.
+struct Maps {
+  u64 m, n, c, a, b, k;
+  Maps(u64 rows, u64 cols) : m(rows), n(cols) {
+    u64 t = 0;
+    gcd_inverse(m, n, &c, &t);
+    a = m / c;
+    b = n / c;
+    if (c > 1) {
+      u64 g = 0;
+      gcd_inverse(a, b, &g, &k);
+    } else {
+      k = t;
+    }
+  }
+  // Step 1: column j's element i comes from row (i + j/b) mod m.
+  u64 rotation(u64 j) const { return (j / b) % m; }
+  // Step 2: row i's element j comes from column shuffle(i, j).
+  u64 shuffle(u64 i, u64 j) const {
+    u64 f = j + i * (n - 1);
+    // i - (j mod c) <= m - c, in signed terms.
+    if (i + c > m + j % c) f += m;
+    return mulmod(k, (f / c) % b, b) + (f % c) * b;
+  }
+  // Step 3: column j's element i comes from row (i*n + j - i/a) mod m.
+  u64 permuted_row(u64 i, u64 j) const {
+    const u64 base = (mulmod(i % m, n % m, m) + m - (i / a) % m) % m;
+    return (base + j % m) % m;
+  }
+};
+
+template <std::size_t S>
+struct Elem {
+  unsigned char b[S];
+};
+
+template <std::size_t S>
+void run_typed(unsigned char* data, const Maps& mp, const GeneralRun& run) {
+  using E = Elem<S>;
+  E* d = reinterpret_cast<E*>(data);
+  const u64 m = mp.m, n = mp.n, band = run.band;
+  const int threads = run.threads;
+  const u64 per_thread = std::max(n, m * band);
+  std::vector<std::unique_ptr<E[]>> scratch(static_cast<std::size_t>(threads));
+  for (auto& s : scratch) s.reset(new E[std::size_t(per_thread)]);
+  auto& pool = cpu::ThreadPool::shared();
+
+  // Steps 1 and 3: bands of `band` columns, each gathered into a column-major
+  // block of the thread's scratch and written back row by row.
+  auto columns = [&](auto&& source_row) {
+    const u64 bands = (n + band - 1) / band;
+    pool.run(threads, [&](int w) {
+      E* tmp = scratch[std::size_t(w)].get();
+      for (u64 q = u64(w); q < bands; q += u64(threads)) {
+        const u64 j0 = q * band, j1 = std::min(n, j0 + band), wdt = j1 - j0;
+        for (u64 i = 0; i < m; ++i)
+          for (u64 j = j0; j < j1; ++j) tmp[(j - j0) * m + i] = d[source_row(i, j) * n + j];
+        for (u64 i = 0; i < m; ++i)
+          for (u64 j = 0; j < wdt; ++j) d[i * n + j0 + j] = tmp[j * m + i];
+      }
+    });
+  };
+
+  if (mp.c > 1) columns([&](u64 i, u64 j) { return (i + mp.rotation(j)) % m; });
+  pool.run(threads, [&](int w) {
+    E* tmp = scratch[std::size_t(w)].get();
+    for (u64 i = u64(w); i < m; i += u64(threads)) {
+      E* row = d + i * n;
+      for (u64 j = 0; j < n; ++j) tmp[j] = row[mp.shuffle(i, j)];
+      std::memcpy(row, tmp, std::size_t(n) * S);
+    }
+  });
+  columns([&](u64 i, u64 j) { return mp.permuted_row(i, j); });
+}
+
+}  // namespace
+
+std::uint64_t general_scratch_per_thread(std::uint64_t rows, std::uint64_t cols, std::size_t es, std::uint64_t band) {
+  return checked_mul(std::max(cols, checked_mul(rows, band, "in-place scratch")), es, "in-place scratch");
+}
+
+GeneralRun plan_general(std::uint64_t rows, std::uint64_t cols, std::size_t es, int threads, std::uint64_t budget) {
+  GeneralRun r;
+  const std::uint64_t least = general_scratch_per_thread(rows, cols, es, 1);
+  if (least > budget)
+    throw Error(ErrorKind::usage, "a " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                      " rectangle in place in memory needs a row or a column of scratch (" +
+                                      format_bytes(least) + "): give {host_mem} of at least " + format_bytes(least));
+  r.threads = std::max(1, cpu::resolve_threads(threads));
+  // Bands of columns wide enough that a band's gather reads whole cache
+  // lines of each row (64 bytes), narrower where the budget says so.
+  r.band = std::max<std::uint64_t>(1, std::min<std::uint64_t>(cols, std::max<std::size_t>(1, 64 / es)));
+  while (r.band > 1 && general_scratch_per_thread(rows, cols, es, r.band) > budget) r.band /= 2;
+  const std::uint64_t per = general_scratch_per_thread(rows, cols, es, r.band);
+  r.threads = int(std::max<std::uint64_t>(1, std::min<std::uint64_t>(std::uint64_t(r.threads), budget / per)));
+  r.scratch = per * std::uint64_t(r.threads);
+  r.rotated = std::gcd(rows, cols) > 1;
+  return r;
+}
+
+void transpose_general(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t es, const GeneralRun& run) {
+  if (rows == 0 || cols == 0) return;
+  const Maps mp(rows, cols);
+  auto* p = static_cast<unsigned char*>(data);
+  switch (es) {
+    case 1: return run_typed<1>(p, mp, run);
+    case 2: return run_typed<2>(p, mp, run);
+    case 4: return run_typed<4>(p, mp, run);
+    case 8: return run_typed<8>(p, mp, run);
+    case 16: return run_typed<16>(p, mp, run);
+    default: throw Error(ErrorKind::usage, "unsupported element size " + std::to_string(es));
+  }
+}
+
+}  // namespace gt::inplace

@@ -1,0 +1,97 @@
+// Rectangles in place in host memory by the gcd decomposition
+// (inplace/general.cpp): every element size, shapes with gcd 1 and gcd > 1,
+// one row, one column, primes, R = kC shapes run through it directly, a
+// budget that holds one thread's scratch only, and the refusal of a budget
+// that does not hold it. Bit-exact against the reference transpose.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gtranspose/error.hpp"
+#include "gtranspose/host.hpp"
+#include "support/errors.hpp"
+#include "support/reference.hpp"
+#include "testing.hpp"
+
+namespace gt {
+namespace {
+
+using test::catch_error;
+using test::random_bytes;
+using test::transposed;
+
+struct Dims {
+  std::uint64_t r, c;
+};
+
+// Through the decomposition itself, so R = kC shapes (which the API sends
+// to the engines' stages) are checked here too.
+void check_direct(std::uint64_t r, std::uint64_t c, std::size_t es, int threads, std::uint64_t budget) {
+  SCOPED_TRACE(std::to_string(r) + "x" + std::to_string(c) + " es " + std::to_string(es) + " threads " +
+               std::to_string(threads));
+  test::Bytes m = random_bytes(r * c * es, r * 131 + c * 7 + es);
+  const test::Bytes want = transposed(m, r, c, es);
+  const inplace::GeneralRun run = inplace::plan_general(r, c, es, threads, budget);
+  inplace::transpose_general(m.data(), r, c, es, run);
+  ASSERT_TRUE(m == want) << test::first_difference(m.data(), want.data(), m.size(), es, c);
+}
+
+TEST(InplaceGeneral, EveryShapeUpTo23BitExact) {
+  for (std::uint64_t r = 1; r <= 23; ++r)
+    for (std::uint64_t c = 1; c <= 23; ++c) check_direct(r, c, 4, 3, 1ull << 30);
+}
+
+TEST(InplaceGeneral, EveryElementSizeAtOddAndSharedFactorShapes) {
+  const Dims shapes[] = {{1, 1000}, {1000, 1}, {6, 4}, {12, 18}, {97, 89}, {100, 35}, {360, 150}, {1031, 257},
+                         {64, 48}, {2, 3}, {255, 256}, {513, 96}};
+  for (std::size_t es : {1, 2, 4, 8, 16})
+    for (const Dims& d : shapes) check_direct(d.r, d.c, es, 4, 1ull << 30);
+}
+
+TEST(InplaceGeneral, OneThreadAndNarrowBandsUnderASmallBudget) {
+  // 700x300 f64: a row is 2400 B, a column 5600 B; a budget of 6000 B holds
+  // one thread with bands of one column.
+  const inplace::GeneralRun run = inplace::plan_general(700, 300, 8, 8, 6000);
+  EXPECT_EQ(run.threads, 1);
+  EXPECT_EQ(run.band, 1u);
+  EXPECT_LE(run.scratch, 6000u);
+  check_direct(700, 300, 8, 8, 6000);
+  Error e = catch_error([] { (void)inplace::plan_general(700, 300, 8, 1, 5599); });
+  EXPECT_EQ(e.kind(), ErrorKind::usage);
+  EXPECT_NE(e.message().find("give {host_mem} of at least"), std::string::npos) << e.what();
+}
+
+TEST(InplaceGeneral, ThroughTheApiWithItsReport) {
+  const std::uint64_t r = 1000, c = 1537;  // gcd 1: no R = kC, no rotation
+  test::Bytes m = random_bytes(r * c * 2, 5);
+  const test::Bytes want = transposed(m, r, c, 2);
+  HostOptions o;
+  o.engine = EngineChoice::cpu;
+  RunReport rep = transpose_inplace(m.data(), r, c, 2, o);
+  EXPECT_TRUE(m == want);
+  EXPECT_EQ(rep.mode, "in-place");
+  EXPECT_EQ(rep.kernel, "gcd decomposition");
+  EXPECT_EQ(rep.bytes, r * c * 2);
+  EXPECT_LE(rep.host_buffers, rep.host_mem_budget);
+  ASSERT_FALSE(rep.notes.empty());
+  EXPECT_NE(rep.notes.back().find("a row shuffle and a column shuffle"), std::string::npos) << rep.notes.back();
+  // 6x4 (gcd 2): the column rotation runs too; and back again.
+  test::Bytes s = random_bytes(6 * 4 * 16, 9);
+  const test::Bytes orig = s;
+  rep = transpose_inplace(s.data(), 6, 4, 16, o);
+  EXPECT_TRUE(s == transposed(orig, 6, 4, 16));
+  EXPECT_NE(rep.notes.back().find("a column rotation"), std::string::npos) << rep.notes.back();
+  transpose_inplace(s.data(), 4, 6, 16, o);
+  EXPECT_TRUE(s == orig);
+  // A budget below a row's scratch is refused before anything moves.
+  o.run.host_mem = 100;
+  const test::Bytes before = m;
+  Error e = catch_error([&] { (void)transpose_inplace(m.data(), r, c, 2, o); });
+  EXPECT_EQ(e.kind(), ErrorKind::usage);
+  EXPECT_TRUE(m == before);
+}
+
+}  // namespace
+}  // namespace gt

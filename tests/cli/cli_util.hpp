@@ -37,6 +37,9 @@ struct Result {
 struct Limits {
   std::uint64_t file_size = 0;  // RLIMIT_FSIZE in bytes (0: none); the program must cope with SIGXFSZ itself
   int signal_after_ms = -1;     // send `signal` this long after start
+  // Or once this path exists (a run under way, however loaded the machine),
+  // and then signal_after_ms (if >= 0) later.
+  std::string signal_once_exists;
   int signal = SIGINT;
   bool ignore_sighup = false;   // start the child as nohup does
   int timeout_ms = -1;          // SIGKILL the child if it runs longer (Result::timed_out): a hang fails, not blocks
@@ -66,13 +69,22 @@ inline Result run(const std::string& exe, const std::vector<std::string>& args, 
     execv(exe.c_str(), argv.data());
     _exit(127);
   }
-  if (lim.signal_after_ms >= 0) {
+  int status = 0;
+  struct rusage ru {};
+  bool reaped = false;
+  if (!lim.signal_once_exists.empty()) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(lim.signal_once_exists) && std::chrono::steady_clock::now() < end &&
+           !(reaped = wait4(pid, &status, WNOHANG, &ru) == pid))
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (!reaped && lim.signal_after_ms >= 0) std::this_thread::sleep_for(std::chrono::milliseconds(lim.signal_after_ms));
+    if (!reaped) kill(pid, lim.signal);
+  } else if (lim.signal_after_ms >= 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(lim.signal_after_ms));
     kill(pid, lim.signal);
   }
-  int status = 0;
-  struct rusage ru {};
-  if (lim.timeout_ms >= 0) {
+  if (reaped) {
+  } else if (lim.timeout_ms >= 0) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(lim.timeout_ms);
     while (wait4(pid, &status, WNOHANG, &ru) == 0) {
       if (std::chrono::steady_clock::now() > end) {

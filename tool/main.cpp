@@ -16,6 +16,7 @@
 #include "gtranspose/journal.hpp"
 #include "gtranspose/sizes.hpp"
 #include "gtranspose/version.hpp"
+#include "mpi_run.hpp"
 #include "progress.hpp"
 #include "signals.hpp"
 
@@ -177,6 +178,7 @@ int main(int argc, char** argv) {
     // With --json - the JSON has stdout to itself.
     std::ostream& text_out = json == "-" ? std::cerr : std::cout;
 
+    if (bench || bench_host) gt::tool::refuse_under_launcher(bench ? "--bench" : "--bench-host");
     if (bench_host) {
       if (!in.empty()) throw gt::Error(gt::ErrorKind::usage, "--bench-host takes no files: give --shape and --dtype");
       if (eng == gt::EngineChoice::cpu)
@@ -259,8 +261,10 @@ int main(int argc, char** argv) {
                                              " is left partly transposed; its journal lets the same command with "
                                              "--resume finish it"
                                        : std::string("\ngtranspose: interrupted: partial output removed"));
-    gt::RunReport r = gt::run_job(job);
+    bool root = true;  // under mpirun, rank 0 prints for all
+    gt::RunReport r = gt::tool::run_job_launched(job, &root);
     progress.clear();
+    if (!root) return 0;
     if (!quiet) gt::tool::print_text(text_out, gt::render_params(gt::format_report(r), gt::tool::flag_of));
     if (!json.empty()) gt::tool::write_json(json, gt::report_json(r), force);
     return 0;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common.hpp"
+#include "signals.hpp"
 #include "gtranspose/launch.hpp"
 #if GT_HAVE_MPI
 #include "gtranspose/mpi.hpp"
@@ -31,7 +32,10 @@ RunReport run_job_launched(JobOptions job, bool* root) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   *root = rank == 0;
-  if (rank != 0) job.run.progress = nullptr;
+  if (rank != 0) {
+    job.run.progress = nullptr;
+    set_interrupt_message("");  // Ctrl-C reaches every rank: rank 0 says it
+  }
   try {
     RunReport r = mpi::run_job(job, MPI_COMM_WORLD);
     MPI_Finalize();

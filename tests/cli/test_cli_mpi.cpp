@@ -31,13 +31,15 @@ bool have_mpirun() { return !kMpirun.empty() && ::access(kMpirun.c_str(), X_OK) 
                       "MpiCli.RefusedWithoutMpi covers this build";                                        \
   } while (0)
 
-Result mpirun(int n, const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+Result mpirun(int n, const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+              int signal_after_ms = -1) {
   std::vector<std::string> a{"-n", std::to_string(n), "--allow-run-as-root", "--oversubscribe"};
   for (const auto& e : env) a.insert(a.end(), {"-x", e});
   a.push_back(GT_CLI_PATH);
   a.insert(a.end(), args.begin(), args.end());
   Limits lim;
   lim.timeout_ms = 120000;  // a hang fails the test
+  lim.signal_after_ms = signal_after_ms;
   return run(kMpirun, a, lim);
 }
 
@@ -165,6 +167,21 @@ TEST(MpiCli, FailureOnOneRankStopsAllLeavesNothingNamesTheRank) {
     EXPECT_EQ(r.out, "") << why(r);
     EXPECT_EQ(entries(d), (std::vector<std::string>{"a.raw", "c.h5"})) << why(r);
   }
+}
+
+// Ctrl-C reaches mpirun, which passes it to every rank: rank 0 removes the
+// temporary output, and says so once. Rank 1 stalls in its first write
+// (GT_TEST_MPI_STALL_RANK), so the run is under way when the signal comes.
+TEST(MpiCli, InterruptLeavesNothingAndIsSaidOnce) {
+  NEED_MPI();
+  TempDir d;
+  generate(d / "a.npy", "512x384", "f32", 4);
+  Result r = mpirun(2, {d / "a.npy", d / "b.npy", "--engine", "cpu"}, {"GT_TEST_MPI_STALL_RANK=1"}, 4000);
+  EXPECT_NE(r.exit_code, 0) << why(r);
+  EXPECT_FALSE(r.timed_out) << why(r);
+  EXPECT_NE(r.err.find("gtranspose: interrupted: partial output removed"), std::string::npos) << why(r);
+  EXPECT_EQ(our_lines(r.err), 1) << why(r);
+  EXPECT_EQ(entries(d), std::vector<std::string>{"a.npy"}) << why(r);
 }
 
 TEST(MpiCli, ExistingOutputKeptWithoutForceAndReplacedWithIt) {

@@ -25,8 +25,9 @@
 // Collective: every rank of `comm` calls it with the same options. MPI must
 // be initialised with at least MPI_THREAD_SERIALIZED (kThreadLevel): the
 // engine's threads send a chunked output's chunks. The call duplicates
-// `comm` for its own messages. Test hook: with GT_TEST_MPI_FAIL_RANK=k in
-// its environment, rank k fails its first write as a full disk would.
+// `comm` for its own messages. Test hooks: with GT_TEST_MPI_FAIL_RANK=k in
+// its environment, rank k fails its first write as a full disk would; with
+// GT_TEST_MPI_STALL_RANK=k, rank k stalls a minute in its first write.
 #pragma once
 #include <mpi.h>
 

@@ -2,6 +2,7 @@
 #include "mpi/bands.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -17,6 +18,10 @@ namespace {
 // k's first write fail as a full disk would, after its band was read and
 // transposed, while the other ranks are writing theirs.
 void injected_failure(int rank) {
+  // GT_TEST_MPI_STALL_RANK=k: rank k stalls in its first write for a minute,
+  // so that a test can interrupt a run that is surely under way.
+  if (const char* st = std::getenv("GT_TEST_MPI_STALL_RANK"); st && *st && std::atoi(st) == rank)
+    std::this_thread::sleep_for(std::chrono::seconds(60));
   const char* v = std::getenv("GT_TEST_MPI_FAIL_RANK");
   if (!v || !*v || std::atoi(v) != rank) return;
   throw Error(ErrorKind::io, "cannot write the output: No space left on device (injected by GT_TEST_MPI_FAIL_RANK)",

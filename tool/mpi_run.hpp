@@ -2,6 +2,7 @@
 // build has MPI, and a refusal where it does not (rather than N processes
 // each doing the whole job and racing for the output).
 #pragma once
+#include "gtranspose/bench.hpp"
 #include "gtranspose/job.hpp"
 
 namespace gt::tool {
@@ -13,6 +14,13 @@ namespace gt::tool {
 // the others exit with the same status). Under a launcher of more than one
 // rank without MPI: gt::Error(usage). Otherwise gt::run_job.
 RunReport run_job_launched(JobOptions job, bool* root);
+
+// --bench-host: under a launcher with MPI built in, every rank runs the
+// host bench on its own GPU, starting together (a barrier); rank 0's result
+// gets each other rank's rows ("rank 1: pinned") and the ranks' sum ("all 2
+// ranks: pinned"), with a note on how far their timed windows overlapped.
+// Without a launcher: gt::run_host_bench.
+BenchResult run_host_bench_launched(const BenchOptions& b, bool* root);
 
 // Throws gt::Error(usage) under a launcher of more than one rank: `what`
 // runs as one process only.

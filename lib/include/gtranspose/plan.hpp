@@ -260,6 +260,11 @@ struct RankShare {
 // default budget divided among the ranks of the node (at least 64 MiB), so
 // that N ranks on one machine together take what one process would.
 [[nodiscard]] std::uint64_t plan_rank_host_budget(std::uint64_t host_mem, int local_ranks);
+// A rank's share of threads a format or the CPU engine wants for itself
+// alone (`wanted`, the machine's cores by default): the node's cores are
+// divided among its ranks, so two ranks of 16 threads do not fight over 16
+// cores (at least 1; 0 stays 0: none wanted).
+[[nodiscard]] int plan_rank_threads(int wanted, int local_ranks);
 
 // Plans a run. Throws gt::Error(usage) when the budgets cannot hold it (a
 // budget smaller than the formats' reserve, a resumed run's fixed tiles that

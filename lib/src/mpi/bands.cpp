@@ -30,12 +30,14 @@ void injected_failure(int rank) {
 
 }  // namespace
 
-BandSource::BandSource(Source& whole, std::uint64_t c0, std::uint64_t cols) : s_(whole), c0_(c0) {
+BandSource::BandSource(Source& whole, std::uint64_t c0, std::uint64_t cols, int local_ranks)
+    : s_(whole), c0_(c0), local_ranks_(local_ranks) {
   info_ = whole.info();
   info_.shape.cols = cols;
 }
 
-BandSink::BandSink(Sink& whole, std::uint64_t r0, std::uint64_t rows, int rank) : s_(whole), r0_(r0), rank_(rank) {
+BandSink::BandSink(Sink& whole, std::uint64_t r0, std::uint64_t rows, int rank, int local_ranks)
+    : s_(whole), r0_(r0), rank_(rank), local_ranks_(local_ranks) {
   info_ = whole.info();
   info_.shape.rows = rows;
 }
@@ -97,7 +99,7 @@ ChunkSender::~ChunkSender() = default;
 CodecDemand ChunkSender::codec_demand() const {
   const std::size_t cb = std::size_t(chunk_bytes_);
   // Two work buffers, the codecs' state, and the message (header + the encoded chunk).
-  return {int(std::max(1u, std::thread::hardware_concurrency())),
+  return {plan_rank_threads(int(std::max(1u, std::thread::hardware_concurrency())), comm_.local_size()),
           3 * pipeline_.buffer_bytes(cb) + pipeline_.state_bytes(cb) + sizeof(ChunkHeader)};
 }
 

@@ -19,6 +19,7 @@
 #include "formats/codecs/pool.hpp"
 #include "formats/plain_io.hpp"
 #include "gtranspose/matrix.hpp"
+#include "gtranspose/plan.hpp"
 #include "mpi/comm.hpp"
 
 namespace gt::mpi {
@@ -31,7 +32,8 @@ struct ChunkHeader {
 
 class BandSource final : public Source {
  public:
-  BandSource(Source& whole, std::uint64_t c0, std::uint64_t cols);
+  // `local_ranks`: the ranks of this node, who share its cores (plan_rank_threads).
+  BandSource(Source& whole, std::uint64_t c0, std::uint64_t cols, int local_ranks);
   const MatrixInfo& info() const override { return info_; }
   const Location& location() const override { return s_.location(); }
   void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst,
@@ -42,7 +44,11 @@ class BandSource final : public Source {
   std::uint64_t reserved_bytes() const override { return s_.reserved_bytes(); }
   bool concurrent_reads() const override { return s_.concurrent_reads(); }
   NativeType native_type() const override { return s_.native_type(); }
-  CodecDemand codec_demand() const override { return s_.codec_demand(); }
+  CodecDemand codec_demand() const override {
+    CodecDemand d = s_.codec_demand();
+    d.threads = plan_rank_threads(d.threads, local_ranks_);
+    return d;
+  }
   void set_codec_threads(int n) override { s_.set_codec_threads(n); }
   FormatReport format_report() const override { return s_.format_report(); }
   std::string describe() const override { return s_.describe(); }
@@ -50,13 +56,14 @@ class BandSource final : public Source {
  private:
   Source& s_;
   std::uint64_t c0_;
+  int local_ranks_;
   MatrixInfo info_;
 };
 
 // Rows [r0, r0+rows) of a sink this process holds (rank 0's).
 class BandSink final : public Sink {
  public:
-  BandSink(Sink& whole, std::uint64_t r0, std::uint64_t rows, int rank);
+  BandSink(Sink& whole, std::uint64_t r0, std::uint64_t rows, int rank, int local_ranks);
   const MatrixInfo& info() const override { return info_; }
   void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
              std::uint64_t ld) override;
@@ -64,7 +71,11 @@ class BandSink final : public Sink {
   bool concurrent_writes() const override { return s_.concurrent_writes(); }
   void rows_complete(std::uint64_t r0, std::uint64_t h) override { s_.rows_complete(r0_ + r0, h); }
   std::uint64_t reserved_bytes() const override { return s_.reserved_bytes(); }
-  CodecDemand codec_demand() const override { return s_.codec_demand(); }
+  CodecDemand codec_demand() const override {
+    CodecDemand d = s_.codec_demand();
+    d.threads = plan_rank_threads(d.threads, local_ranks_);
+    return d;
+  }
   void set_codec_threads(int n) override { s_.set_codec_threads(n); }
   FormatReport format_report() const override { return s_.format_report(); }
   std::string describe() const override { return s_.describe(); }
@@ -72,7 +83,7 @@ class BandSink final : public Sink {
  private:
   Sink& s_;
   std::uint64_t r0_;
-  int rank_;
+  int rank_, local_ranks_;
   MatrixInfo info_;
 };
 

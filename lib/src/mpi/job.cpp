@@ -186,13 +186,13 @@ RunReport run_job(const JobOptions& opts, MPI_Comm comm) {
   std::unique_ptr<Sink> band;
   agreed(c, [&] {
     if (me == 0)
-      band = std::make_unique<BandSink>(*sink, share.row0, share.rows, me);
+      band = std::make_unique<BandSink>(*sink, share.row0, share.rows, me, c.local_size());
     else if (layout.kind == SharedLayout::plain)
       band = std::make_unique<SharedFileSink>(layout, out, share.row0, share.rows, me, opts.output);
     else
       band = std::make_unique<ChunkSender>(c, layout, out, share.row0, share.rows, opts.output);
   });
-  BandSource band_src(*src, share.row0, share.rows);
+  BandSource band_src(*src, share.row0, share.rows, c.local_size());
 
   RunLoop loop(c);
   loop.user_cancel = opts.run.cancel;
@@ -200,6 +200,9 @@ RunReport run_job(const JobOptions& opts, MPI_Comm comm) {
   RunOptions ro = opts.run;
   ro.cancel = &loop.stop;
   ro.host_mem = plan_rank_host_budget(opts.run.host_mem, c.local_size());
+  // The CPU engine's threads: the node's cores shared among its ranks.
+  if (!ro.threads && decision.kind == EngineKind::cpu)
+    ro.threads = plan_rank_threads(int(std::max(1u, std::thread::hardware_concurrency())), c.local_size());
   if (me != 0) ro.progress = nullptr;  // one progress bar: rank 0's share
 
   RunReport mine;

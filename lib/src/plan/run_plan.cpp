@@ -47,6 +47,11 @@ std::uint64_t plan_rank_host_budget(std::uint64_t host_mem, int local_ranks) {
                                  std::uint64_t(64) << 20);
 }
 
+int plan_rank_threads(int wanted, int local_ranks) {
+  if (wanted <= 0) return wanted;
+  return std::max(1, wanted / std::max(1, local_ranks));
+}
+
 InplaceShape plan_inplace_shape(const Shape& s, const std::string& what) {
   InplaceShape r;
   if (s.rows == 0 || s.cols == 0) throw Error(ErrorKind::usage, "cannot transpose an empty matrix in place (" + what + ")");

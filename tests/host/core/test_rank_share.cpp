@@ -20,7 +20,9 @@ void check_shares(std::uint64_t rows, std::uint64_t align, int ranks) {
   for (int k = 0; k < ranks; ++k) {
     const gt::RankShare s = gt::plan_rank_share(rows, align, k, ranks);
     ASSERT_EQ(s.row0, next);
-    if (s.row0 < rows) ASSERT_EQ(s.row0 % a, 0u);
+    if (s.row0 < rows) {
+      ASSERT_EQ(s.row0 % a, 0u);
+    }
     const std::uint64_t u = (s.rows + a - 1) / a;
     least = std::min(least, u);
     most = std::max(most, u);
@@ -129,4 +131,14 @@ TEST(Launch, PinsTheRanksGpuAmongThoseListed) {
   }
 }
 
+}  // namespace
+
+namespace {
+TEST(RankShare, ThreadsSharedAmongTheNodesRanks) {
+  EXPECT_EQ(gt::plan_rank_threads(32, 2), 16);
+  EXPECT_EQ(gt::plan_rank_threads(32, 1), 32);
+  EXPECT_EQ(gt::plan_rank_threads(2, 4), 1);
+  EXPECT_EQ(gt::plan_rank_threads(0, 2), 0);  // a format that runs no codecs
+  EXPECT_EQ(gt::plan_rank_threads(7, 0), 7);
+}
 }  // namespace

@@ -2,15 +2,19 @@
 # The GPU check: the one command the team runs on the device machine.
 #
 #   scripts/gpu-check.sh [STEP...]
-#     STEP: build tests sanitize host cpubench bench engine hostbench files big tune
-#     (default: build tests sanitize host cpubench bench engine hostbench files)
+#     STEP: build tests sanitize host cpubench bench shapes python engine hostbench files big tune
+#     (default: build tests sanitize host cpubench bench shapes python engine hostbench files)
 #
 # build     configure (Release, Ninja) and build everything (gt_device_tests first)
 # tests     the whole device suite (log: tests.log)
 # sanitize  compute-sanitizer memcheck and racecheck over Sanitize.* (every kernel x element size, small)
 # host      every other test (host units, CLI end to end, CLI with --engine cuda on this GPU)
 # cpubench  gtranspose --bench --engine cpu on the 1 GiB shapes, all cores (issue 3's target)
-# bench     gtranspose --bench --kernel all on the 1 GiB shapes, one JSON per dtype, if the CLI built
+# bench     gtranspose --bench --kernel all, its default aligned and odd ~1 GiB shapes, one JSON per dtype
+# shapes    gtranspose --bench --random-shapes N (GT_SHAPES_N, default 200; seed GT_SHAPES_SEED, 1):
+#           min, median and max % of copy per kernel and peer over random shapes 1..20000 a side
+# python    the Python package's pytest suite on this GPU, then python/benchmarks/bench.py (4 GiB
+#           host arrays, CuPy, files), each case beside its reference
 # engine    a 2 GiB raw file transposed file to file by --engine cuda and cpu, beside cp + sync
 # hostbench gtranspose --bench-host: 16 GiB f32 host to host (pinned, pageable), device budget 2 GiB,
 #           beside pinned H2D/D2H at once (GT_HOSTBENCH_SHAPE to change the size)
@@ -35,7 +39,7 @@ B=${GT_BUILD_DIR:-/tmp/b}
 JOBS=${GT_JOBS:-16}
 mkdir -p "$OUT"
 STEPS=("$@")
-[ ${#STEPS[@]} -eq 0 ] && STEPS=(build tests sanitize host cpubench bench engine hostbench files)
+[ ${#STEPS[@]} -eq 0 ] && STEPS=(build tests sanitize host cpubench bench shapes python engine hostbench files)
 
 SUMMARY=()
 STATUS=0
@@ -191,14 +195,55 @@ if has_step bench; then
       dt=${spec%%:*}
       shape=${spec#*:}
       t0=$(date +%s)
-      if "$CLI" --bench --kernel all --dtype "$dt" --shape "$shape" --json "$OUT/bench-$dt.json" >>"$OUT/bench.log" 2>&1; then
-        record "bench-$dt" ok "$shape in $(secs "$t0") s"
+      # No --shape: the bench's default pair, an aligned matrix of about 1 GiB
+      # and an odd one beside it (16384 and 16383 rows).
+      if "$CLI" --bench --kernel all --dtype "$dt" --json "$OUT/bench-$dt.json" >>"$OUT/bench.log" 2>&1; then
+        record "bench-$dt" ok "aligned and odd 1 GiB shapes in $(secs "$t0") s"
       else
         record "bench-$dt" FAIL "$shape: see bench.log"
       fi
     done
   else
     record bench skipped "no $CLI (target gtranspose_cli not built)"
+  fi
+fi
+
+if has_step shapes; then
+  if [ -x "$CLI" ]; then
+    t0=$(date +%s)
+    n=${GT_SHAPES_N:-200}
+    if "$CLI" --bench --random-shapes "$n" --seed "${GT_SHAPES_SEED:-1}" --reps 10 --warmup 2 \
+        --json "$OUT/shapes.json" >"$OUT/shapes.log" 2>&1; then
+      record shapes ok "$n random shapes in $(secs "$t0") s: see shapes.log"
+    else
+      record shapes FAIL "see shapes.log"
+    fi
+    tail -40 "$OUT/shapes.log"
+  else
+    record shapes skipped "no $CLI"
+  fi
+fi
+
+if has_step python; then
+  PY=$(cat "$B/python/python-executable" 2>/dev/null || command -v python3)
+  if [ -d "$B/python/gtranspose" ]; then
+    t0=$(date +%s)
+    if PYTHONPATH="$B/python" GTRANSPOSE_CLI="$CLI" "$PY" -m pytest -q -rs python/tests >"$OUT/python-tests.log" 2>&1; then
+      record pytest ok "$(tail -1 "$OUT/python-tests.log") ($(secs "$t0") s)"
+    else
+      record pytest FAIL "$(tail -1 "$OUT/python-tests.log"): see python-tests.log"
+      tail -30 "$OUT/python-tests.log"
+    fi
+    t0=$(date +%s)
+    if PYTHONPATH="$B/python" "$PY" python/benchmarks/bench.py --size "${GT_PY_SIZE:-4G}" --file-size "${GT_PY_FILE_SIZE:-4G}" \
+        --cli "$CLI" --json "$OUT/bench-python.json" >"$OUT/bench-python.log" 2>&1; then
+      record pybench ok "in $(secs "$t0") s: see bench-python.log"
+    else
+      record pybench FAIL "see bench-python.log"
+    fi
+    cat "$OUT/bench-python.log"
+  else
+    record python skipped "no Python module in $B/python (pybind11 missing?)"
   fi
 fi
 

@@ -143,8 +143,11 @@ TEST(Commit, AnOutputThatAppearsDuringTheRunIsKept) {
     r = gtranspose({d / "a.raw", d / "b.raw", "--shape", "4096x4096", "--dtype", "f32", "--engine", "cpu",
                     "--host-mem", "1M", "--threads", "1"});
   });
-  // The run checks OUT first thing; create it well after that, well before the end.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The run checks OUT first thing, then creates its temporary: create OUT
+  // as soon as that appears (a fixed sleep was too long on a fast machine).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (d.entries().size() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
   cli::write_file(d / "b.raw", "someone else's");
   run.join();
   ASSERT_FALSE(r.out.find("GB/s") != std::string::npos && r.exit_code == 0)

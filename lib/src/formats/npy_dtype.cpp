@@ -241,13 +241,14 @@ bool commastring(const std::string& s, int depth, NpyType* out) {
   NpyType base;
   if (!resolve(item_type, depth + 1, &base)) return false;
   if (repeats.empty()) return *out = base, true;
-  // (type, literal_eval(repeats)): 1 and () leave the type as it is; any
-  // other count or shape makes a subarray.
+  // (type, literal_eval(repeats)): () leaves the type as it is; any count or
+  // shape makes a subarray. A count of 1 is where NumPy's versions differ:
+  // 1.x drops it ('1f4' is f4), 2.x makes a subarray of one (V4, not
+  // plain). Read as 2.x reads it: refused, never taken as another type.
   npy::PyVal shape;
   std::string why;
   if (!npy::parse_literal(repeats, npy::LiteralDialect{true, false}, &shape, &why)) return false;
-  const bool one = shape.kind == npy::PyVal::integer && !shape.big && !shape.negative && shape.magnitude == 1;
-  if (one || (shape.kind == npy::PyVal::tuple && shape.items.empty())) return *out = base, true;
+  if (shape.kind == npy::PyVal::tuple && shape.items.empty()) return *out = base, true;
   if (shape.kind != npy::PyVal::integer && shape.kind != npy::PyVal::tuple) return false;
   out->kind = 0;
   return true;

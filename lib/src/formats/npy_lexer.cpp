@@ -75,8 +75,10 @@ bool Lexer::next(Token* tok) {
           if (eof()) return fail("the text ends after a line continuation");
         }
         const char32_t c = at(pos_);
-        // NumPy's filter drops a last line of only spaces; Python alone does not.
-        const bool blank = eof() ? d_.filtered : (c == '#' || c == '\n' || c == '\r');
+        // A last line of only spaces, after the final newline: Python alone
+        // refuses it, and so does NumPy's filter on Python 3.12 (whose
+        // tokenize refuses it too; 3.11's dropped it). Refused either way.
+        const bool blank = !eof() && (c == '#' || c == '\n' || c == '\r');
         if (!blank && (cont_col ? cont_col : col) > 0) return fail("unexpected indent");
       }
     }

@@ -125,7 +125,10 @@ TEST_P(StreamFiles, OutOfPlaceMatchesCpuEngine) {
   {
     auto src = open_source(in, oin);
     auto dst = create_sink(ref, *src, {});
-    run_cpu(*src, *dst, ro);
+    RunOptions cpu = ro;  // the CPU engine refuses GPU options
+    cpu.device_mem = 0;
+    cpu.streams = 0;
+    run_cpu(*src, *dst, cpu);
     dst->commit();
   }
   const auto got = read_all(out, oout);

@@ -34,6 +34,9 @@ bool have_mpirun() { return !kMpirun.empty() && ::access(kMpirun.c_str(), X_OK) 
 Result mpirun(int n, const std::vector<std::string>& args, const std::vector<std::string>& env = {},
               int signal_after_ms = -1) {
   std::vector<std::string> a{"-n", std::to_string(n), "--allow-run-as-root", "--oversubscribe"};
+  // Open MPI sends SIGKILL 1 s after the SIGTERM it passes on for a Ctrl-C:
+  // on a loaded CI machine a rank may not have run its handler by then.
+  if (signal_after_ms >= 0) a.insert(a.end(), {"--mca", "odls_base_sigkill_timeout", "20"});
   for (const auto& e : env) a.insert(a.end(), {"-x", e});
   a.push_back(GT_CLI_PATH);
   a.insert(a.end(), args.begin(), args.end());

@@ -30,6 +30,12 @@ struct ChunkHeader {
   std::uint64_t kind = 0, i = 0, j = 0, mask = 0;
 };
 
+// A format's codec threads, this rank's share of the node's (plan_rank_threads).
+inline CodecDemand rank_share(CodecDemand d, int local_ranks) {
+  d.threads = plan_rank_threads(d.threads, local_ranks);
+  return d;
+}
+
 class BandSource final : public Source {
  public:
   // `local_ranks`: the ranks of this node, who share its cores (plan_rank_threads).
@@ -44,11 +50,7 @@ class BandSource final : public Source {
   std::uint64_t reserved_bytes() const override { return s_.reserved_bytes(); }
   bool concurrent_reads() const override { return s_.concurrent_reads(); }
   NativeType native_type() const override { return s_.native_type(); }
-  CodecDemand codec_demand() const override {
-    CodecDemand d = s_.codec_demand();
-    d.threads = plan_rank_threads(d.threads, local_ranks_);
-    return d;
-  }
+  CodecDemand codec_demand() const override { return rank_share(s_.codec_demand(), local_ranks_); }
   void set_codec_threads(int n) override { s_.set_codec_threads(n); }
   FormatReport format_report() const override { return s_.format_report(); }
   std::string describe() const override { return s_.describe(); }
@@ -71,11 +73,7 @@ class BandSink final : public Sink {
   bool concurrent_writes() const override { return s_.concurrent_writes(); }
   void rows_complete(std::uint64_t r0, std::uint64_t h) override { s_.rows_complete(r0_ + r0, h); }
   std::uint64_t reserved_bytes() const override { return s_.reserved_bytes(); }
-  CodecDemand codec_demand() const override {
-    CodecDemand d = s_.codec_demand();
-    d.threads = plan_rank_threads(d.threads, local_ranks_);
-    return d;
-  }
+  CodecDemand codec_demand() const override { return rank_share(s_.codec_demand(), local_ranks_); }
   void set_codec_threads(int n) override { s_.set_codec_threads(n); }
   FormatReport format_report() const override { return s_.format_report(); }
   std::string describe() const override { return s_.describe(); }

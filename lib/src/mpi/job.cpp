@@ -84,6 +84,7 @@ struct RunLoop {
     const int senders = stores ? c.size() - 1 : 0;
     int ended = 0;
     std::vector<unsigned char> buf;
+    int idle_us = 50;
     for (;;) {
       bool busy = false;
       int from = 0;
@@ -117,7 +118,11 @@ struct RunLoop {
       const bool failed_here = store.code != Outcome::ok || (finished && mine.code != Outcome::ok && !peer_failed);
       if (failed_here && !notified) notify_all();
       if (finished && ended == senders) break;
-      if (!busy) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      // Idle: back off (polling every 50 us would take a core's share from
+      // the engine), up to 1 ms where other ranks' chunks wait in their
+      // MPI_Send for this loop, 5 ms where only a failure could come.
+      idle_us = busy ? 50 : std::min(idle_us * 2, stores ? 1000 : 5000);
+      if (!busy) std::this_thread::sleep_for(std::chrono::microseconds(idle_us));
     }
     worker.join();
     if (mine.code == Outcome::ok && store.code != Outcome::ok) mine = store;

@@ -35,8 +35,9 @@ namespace {
 #if GT_HAVE_MPI
 // MPI for one command: this rank's GPU first (before MPI or CUDA start),
 // then MPI_Init_thread; finished on every path. Rank 0 says an error for
-// all: the others wait until it has (mpirun ends the job when the first
-// rank exits with a failure), then all exit with its status.
+// all and exits with its status; the others wait until it has, then exit 0:
+// mpirun ends the job with SIGTERM when a rank exits with a failure, which
+// would cut rank 0 short if another failed first. mpirun's status is rank 0's.
 template <class F>
 auto with_mpi(bool* root, F&& f) -> decltype(f(0)) {
   pin_rank_device(launched_local_rank());
@@ -55,7 +56,7 @@ auto with_mpi(bool* root, F&& f) -> decltype(f(0)) {
     const int code = rank == 0 ? fail("gtranspose", e) : e.exit_code();
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
-    std::exit(code);
+    std::exit(rank == 0 ? code : 0);
   }
 }
 

@@ -10,8 +10,8 @@ namespace gt::tool {
 // Runs the job. Under a launcher (gt::launched_ranks() > 0) with MPI built
 // in: gives this rank its node-local GPU, starts MPI, runs gt::mpi::run_job
 // on MPI_COMM_WORLD and finishes MPI; `*root` is false on ranks other than 0,
-// which print nothing (rank 0 prints the report, or the one error, for all;
-// the others exit with the same status). Under a launcher of more than one
+// which print nothing (rank 0 prints the report, or the one error, for all,
+// and mpirun's exit status is rank 0's: the others exit 0 after it reported). Under a launcher of more than one
 // rank without MPI: gt::Error(usage). Otherwise gt::run_job.
 RunReport run_job_launched(JobOptions job, bool* root);
 

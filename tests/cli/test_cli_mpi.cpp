@@ -34,9 +34,10 @@ bool have_mpirun() { return !kMpirun.empty() && ::access(kMpirun.c_str(), X_OK) 
 Result mpirun(int n, const std::vector<std::string>& args, const std::vector<std::string>& env = {},
               int signal_after_ms = -1) {
   std::vector<std::string> a{"-n", std::to_string(n), "--allow-run-as-root", "--oversubscribe"};
-  // Open MPI sends SIGKILL 1 s after the SIGTERM it passes on for a Ctrl-C:
-  // on a loaded CI machine a rank may not have run its handler by then.
-  if (signal_after_ms >= 0) a.insert(a.end(), {"--mca", "odls_base_sigkill_timeout", "20"});
+  // Open MPI waits odls_base_sigkill_timeout (1 s) between the signals it
+  // sends the ranks for a Ctrl-C, SIGKILL last: on a loaded CI machine a rank
+  // may not have run its handler by then (5 s: the run ends ~8 s after).
+  if (signal_after_ms >= 0) a.insert(a.end(), {"--mca", "odls_base_sigkill_timeout", "5"});
   for (const auto& e : env) a.insert(a.end(), {"-x", e});
   a.push_back(GT_CLI_PATH);
   a.insert(a.end(), args.begin(), args.end());

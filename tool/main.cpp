@@ -16,6 +16,7 @@
 #include "gtranspose/journal.hpp"
 #include "gtranspose/sizes.hpp"
 #include "gtranspose/version.hpp"
+#include "mpi_run.hpp"
 #include "progress.hpp"
 #include "signals.hpp"
 
@@ -177,6 +178,7 @@ int main(int argc, char** argv) {
     // With --json - the JSON has stdout to itself.
     std::ostream& text_out = json == "-" ? std::cerr : std::cout;
 
+    if (bench) gt::tool::refuse_under_launcher("--bench");
     if (bench_host) {
       if (!in.empty()) throw gt::Error(gt::ErrorKind::usage, "--bench-host takes no files: give --shape and --dtype");
       if (eng == gt::EngineChoice::cpu)
@@ -197,7 +199,9 @@ int main(int argc, char** argv) {
       b.host_mem = host_bytes;
       b.streams = streams;
       b.host_modes = modes;
-      gt::BenchResult r = gt::run_host_bench(b);
+      bool root = true;  // under mpirun, every rank runs it on its GPU at once; rank 0 prints
+      gt::BenchResult r = gt::tool::run_host_bench_launched(b, &root);
+      if (!root) return 0;
       if (!quiet) gt::tool::print_text(text_out, gt::render_params(gt::format_bench(r), gt::tool::flag_of));
       if (!json.empty()) gt::tool::write_json(json, gt::bench_json(r), force);
       for (const auto& row : r.rows)
@@ -259,8 +263,10 @@ int main(int argc, char** argv) {
                                              " is left partly transposed; its journal lets the same command with "
                                              "--resume finish it"
                                        : std::string("\ngtranspose: interrupted: partial output removed"));
-    gt::RunReport r = gt::run_job(job);
+    bool root = true;  // under mpirun, rank 0 prints for all
+    gt::RunReport r = gt::tool::run_job_launched(job, &root);
     progress.clear();
+    if (!root) return 0;
     if (!quiet) gt::tool::print_text(text_out, gt::render_params(gt::format_report(r), gt::tool::flag_of));
     if (!json.empty()) gt::tool::write_json(json, gt::report_json(r), force);
     return 0;

@@ -31,6 +31,10 @@ struct JobOptions {
 // file, the engine writes through a journal (journal.hpp): a run stopped at
 // any point leaves the journal, and the same job with `resume` finishes it.
 RunReport run_job(const JobOptions& opts);
+// The checks run_job makes of a request before it opens anything (an input
+// and an output, or {in_place} alone; {resume} only in place; not the same
+// file twice). Throws gt::Error(usage).
+void check_job(const JobOptions& opts);
 
 // What a run plan is asked, for these matrices and options (plan.hpp).
 [[nodiscard]] PlanRequest plan_request(const Source& src, const Sink& dst, const RunOptions& opts);

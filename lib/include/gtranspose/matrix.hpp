@@ -7,6 +7,7 @@
 // elements (ld >= w): element (i, j) of the rectangle lives at byte offset
 // (i*ld + j)*elem_size of the buffer.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -115,6 +116,31 @@ class Source {
   }
 };
 
+// One filter of a stored chunked dataset, as HDF5 holds it (H5Pget_filter2).
+struct StoredFilter {
+  unsigned id = 0;
+  unsigned flags = 0;  // H5Z_FLAG_OPTIONAL (0x1) or mandatory
+  std::vector<unsigned> values;
+};
+
+// How other processes may write their parts of a sink's output while this
+// sink's process keeps the file (the MPI job, gtranspose/mpi.hpp):
+//   plain   the data lies in C order at `data_offset` of the file at `path`
+//           (the temporary name, allocated in full): raw, .npy, contiguous HDF5;
+//           each process opens it and writes its rows at their offsets.
+//   chunks  a chunked HDF5 dataset whose chunks `chunk` (rows x cols) each
+//           process encodes with `filters` (HDF5's order) and hands to this
+//           sink's write_stored_chunk(), which stores them.
+//   none    neither: only this sink's process can write it.
+struct SharedLayout {
+  enum Kind { none, plain, chunks };
+  Kind kind = none;
+  std::string path;
+  std::uint64_t data_offset = 0;
+  Shape chunk{0, 0};
+  std::vector<StoredFilter> filters;
+};
+
 class Sink {
  public:
   virtual ~Sink() = default;  // a sink destroyed without commit() removes its temporary file
@@ -140,6 +166,15 @@ class Sink {
   virtual void set_codec_threads(int n) { (void)n; }
   virtual FormatReport format_report() const { return {}; }
   virtual std::string describe() const = 0;
+  // See SharedLayout; none by default.
+  virtual SharedLayout shared_layout() const { return {}; }
+  // A chunks layout: stores chunk (i, j) (in chunks) as another process
+  // encoded it (n bytes, `mask` the filters it skipped); safe to call while
+  // write() runs on other threads.
+  virtual void write_stored_chunk(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask) {
+    (void)i, (void)j, (void)data, (void)n, (void)mask;
+    throw Error(ErrorKind::internal, "write_stored_chunk() of a sink without a shared chunk layout");
+  }
 };
 
 // A square matrix opened for reading and writing in place.

@@ -238,6 +238,34 @@ constexpr std::uint64_t kPermuteBufferBytes = std::uint64_t(64) << 20;
 // run is planned): the host budget less what the formats hold.
 [[nodiscard]] std::uint64_t recovery_budget(std::uint64_t host_mem, std::uint64_t reserved);
 
+// --- several processes (MPI ranks) on one run -------------------------------------
+
+// One rank's share of an out-of-place run: output rows [row0, row0 + rows)
+// (input columns, the output's tiles in output order), written back in
+// order by that rank alone.
+struct RankShare {
+  std::uint64_t row0 = 0, rows = 0;
+};
+// The shares are contiguous and in rank order, and balanced: counted in
+// units of `align` output rows (a chunked output's chunk rows, or a chunked
+// source's chunk columns, so no chunk is encoded or decoded by two ranks;
+// 1 otherwise), every rank gets floor or ceil of units / ranks (the last
+// unit may be short). More ranks than units leave the last ranks empty.
+[[nodiscard]] RankShare plan_rank_share(std::uint64_t out_rows, std::uint64_t align, int rank, int ranks);
+// The GPU of a rank among `gpus` visible on its node: its node-local rank,
+// modulo the GPUs (ranks share them when there are more ranks than GPUs);
+// -1 with no GPU.
+[[nodiscard]] int plan_rank_device(int local_rank, int gpus);
+// A rank's host budget: {host_mem} as given (it applies per rank), else the
+// default budget divided among the ranks of the node (at least 64 MiB), so
+// that N ranks on one machine together take what one process would.
+[[nodiscard]] std::uint64_t plan_rank_host_budget(std::uint64_t host_mem, int local_ranks);
+// A rank's share of threads a format or the CPU engine wants for itself
+// alone (`wanted`, the machine's cores by default): the node's cores are
+// divided among its ranks, so two ranks of 16 threads do not fight over 16
+// cores (at least 1; 0 stays 0: none wanted).
+[[nodiscard]] int plan_rank_threads(int wanted, int local_ranks);
+
 // Plans a run. Throws gt::Error(usage) when the budgets cannot hold it (a
 // budget smaller than the formats' reserve, a resumed run's fixed tiles that
 // do not fit, a kernel that cannot move the tiles, tiles below the floor),

@@ -15,6 +15,15 @@ struct StageStat {
   std::uint64_t bytes = 0;
 };
 
+// One rank of a run several processes shared (gtranspose/mpi.hpp): its
+// share's wall time, bytes and stages.
+struct RankStat {
+  int rank = 0;
+  double wall_s = 0;
+  std::uint64_t bytes = 0;
+  std::vector<StageStat> stages;
+};
+
 struct RunReport {
   std::string engine;   // "cpu" or "cuda"
   std::string kernel;   // CUDA kernel name, or the CPU transposer's
@@ -45,6 +54,9 @@ struct RunReport {
   std::uint64_t host_rss_start = 0;  // its resident set when the engine began the run
   std::uint64_t device_mem_budget = 0, device_mem_peak = 0;
   std::vector<std::string> notes;  // e.g. "no GPU found: using the CPU engine"
+  // A run shared by MPI ranks: each rank's share, and the slowest (-1: not shared).
+  std::vector<RankStat> ranks;
+  int slowest_rank = -1;
 
   // End-to-end: matrix bytes / wall time, in GB/s (1e9 bytes).
   double gbps() const { return wall_s > 0 ? double(bytes) / wall_s / 1e9 : 0; }

@@ -88,6 +88,12 @@ std::string format_report(const RunReport& r) {
   if (r.device_mem_budget)
     o << "  device memory: peak " << format_bytes(r.device_mem_peak) << " of " << format_bytes(r.device_mem_budget)
       << " budget\n";
+  for (const auto& k : r.ranks) {
+    o << "  rank " << k.rank << ": " << fmt("%.3f", k.wall_s) << " s, "
+      << fmt("%.2f", k.wall_s > 0 ? double(k.bytes) / k.wall_s / 1e9 : 0.0) << " GB/s";
+    for (const auto& s : k.stages) o << ", " << s.name << " " << fmt("%.3f", s.busy_s) << " s";
+    o << (k.rank == r.slowest_rank ? " (slowest)" : "") << "\n";
+  }
   for (const auto& n : r.notes) o << "  note: " << n << "\n";
   return o.str();
 }
@@ -116,7 +122,21 @@ std::string report_json(const RunReport& r) {
     o << (i ? ", " : "") << "{\"name\": \"" << json_escape(s.name) << "\", \"busy_s\": " << fmt("%.6f", s.busy_s)
       << ", \"bytes\": " << s.bytes << "}";
   }
-  o << "],\n  \"notes\": [";
+  o << "],\n";
+  if (!r.ranks.empty()) {  // a run shared by MPI ranks
+    o << "  \"slowest_rank\": " << r.slowest_rank << ", \"ranks\": [";
+    for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+      const auto& k = r.ranks[i];
+      o << (i ? ", " : "") << "{\"rank\": " << k.rank << ", \"wall_s\": " << fmt("%.6f", k.wall_s)
+        << ", \"bytes\": " << k.bytes << ", \"stages\": [";
+      for (std::size_t j = 0; j < k.stages.size(); ++j)
+        o << (j ? ", " : "") << "{\"name\": \"" << json_escape(k.stages[j].name)
+          << "\", \"busy_s\": " << fmt("%.6f", k.stages[j].busy_s) << ", \"bytes\": " << k.stages[j].bytes << "}";
+      o << "]}";
+    }
+    o << "],\n";
+  }
+  o << "  \"notes\": [";
   for (std::size_t i = 0; i < r.notes.size(); ++i) o << (i ? ", " : "") << "\"" << json_escape(r.notes[i]) << "\"";
   o << "]\n}\n";
   return o.str();

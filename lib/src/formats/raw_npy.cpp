@@ -178,6 +178,14 @@ class PlainSink final : public Sink {
   std::string describe() const override {
     return what_ + " " + m_.name + " (" + type_text(info_, std::to_string(info_.elem_size) + "-byte elements") + ", " + to_string(info_.shape) + ")";
   }
+  // Allocated in full at creation: other processes may write their rows.
+  SharedLayout shared_layout() const override {
+    SharedLayout l;
+    l.kind = SharedLayout::plain;
+    l.path = tmp_.path();
+    l.data_offset = m_.data_offset;
+    return l;
+  }
   int fd() const { return fd_.get(); }
   std::uint64_t data_offset() const { return m_.data_offset; }
   const std::string& name() const { return m_.name; }

@@ -22,7 +22,9 @@ bool file_exists(const std::string& path) {
   return !path.empty() && ::stat(path.c_str(), &st) == 0;
 }
 
-void check_request(const JobOptions& o) {
+}  // namespace
+
+void check_job(const JobOptions& o) {
   if (o.input.empty()) throw Error(ErrorKind::usage, "no input given: name the matrix to transpose");
   if (o.in_place && !o.output.empty())
     throw Error(ErrorKind::usage, "{in_place} takes no output file: drop the output, or drop {in_place}");
@@ -34,6 +36,8 @@ void check_request(const JobOptions& o) {
     throw Error(ErrorKind::usage,
                 "the output is the same file as the input: name another output, or use {in_place} (square matrices)");
 }
+
+namespace {
 
 SideTraits traits_of(bool concurrent, const HostView* v) {
   SideTraits t;
@@ -193,7 +197,7 @@ RunReport execute_inplace(Engine& engine, InplaceMatrix& m, InplaceWriter& write
 }
 
 RunReport run_job(const JobOptions& opts) {
-  check_request(opts);
+  check_job(opts);
   const EngineDecision decision = decide_engine(opts.engine);
   std::unique_ptr<Engine> engine = make_engine(decision.kind);
 

@@ -26,6 +26,32 @@ std::uint64_t recovery_budget(std::uint64_t host_mem, std::uint64_t reserved) {
   return host > reserved ? host - reserved : host;
 }
 
+RankShare plan_rank_share(std::uint64_t out_rows, std::uint64_t align, int rank, int ranks) {
+  if (ranks < 1 || rank < 0 || rank >= ranks) throw Error(ErrorKind::internal, "rank out of range in plan_rank_share");
+  const std::uint64_t a = std::max<std::uint64_t>(1, align);
+  const std::uint64_t units = (out_rows + a - 1) / a, n = std::uint64_t(ranks);
+  // Units [k*units/n, (k+1)*units/n): sizes differ by at most one.
+  auto first_row = [&](std::uint64_t k) {
+    const std::uint64_t u = units / n * k + units % n * k / n;  // k*units/n without overflow
+    return std::min(out_rows, u * a);
+  };
+  const std::uint64_t r0 = first_row(std::uint64_t(rank)), r1 = first_row(std::uint64_t(rank) + 1);
+  return {r0, r1 - r0};
+}
+
+int plan_rank_device(int local_rank, int gpus) { return gpus > 0 ? std::max(0, local_rank) % gpus : -1; }
+
+std::uint64_t plan_rank_host_budget(std::uint64_t host_mem, int local_ranks) {
+  if (host_mem) return host_mem;
+  return std::max<std::uint64_t>(default_host_budget() / std::uint64_t(std::max(1, local_ranks)),
+                                 std::uint64_t(64) << 20);
+}
+
+int plan_rank_threads(int wanted, int local_ranks) {
+  if (wanted <= 0) return wanted;
+  return std::max(1, wanted / std::max(1, local_ranks));
+}
+
 InplaceShape plan_inplace_shape(const Shape& s, const std::string& what) {
   InplaceShape r;
   if (s.rows == 0 || s.cols == 0) throw Error(ErrorKind::usage, "cannot transpose an empty matrix in place (" + what + ")");

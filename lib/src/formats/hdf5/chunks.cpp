@@ -265,6 +265,29 @@ void ChunkIo::write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::ui
   });
 }
 
+void ChunkIo::store_encoded(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask) {
+  const std::uint64_t r0 = i * s_.chunk.rows, c0 = j * s_.chunk.cols;
+  if (r0 >= s_.shape.rows || c0 >= s_.shape.cols)
+    throw Error(ErrorKind::internal, "chunk (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside " + s_.what);
+  if (!filtered()) {
+    if (n != chunk_bytes_) throw Error(ErrorKind::internal, "an unfiltered chunk of the wrong size for " + s_.what);
+    return write(r0, c0, std::min(s_.chunk.rows, s_.shape.rows - r0), std::min(s_.chunk.cols, s_.shape.cols - c0), data,
+                 s_.chunk.cols);
+  }
+  const auto t_io = Clock::now();
+  {
+    auto lk = serial();
+    quiet();
+    hsize_t off[2] = {r0, c0};
+    if (H5Dwrite_chunk(s_.dset, H5P_DEFAULT, mask, off, n, data) < 0)
+      fail(ErrorKind::io, "cannot write " + chunk_text({i, j}));
+  }
+  n_.io_ns += ns_since(t_io);
+  n_.raw += chunk_bytes_;
+  n_.stored += n;
+  ++n_.chunks;
+}
+
 void ChunkIo::write_chunk(const Ref& c, const Span& s, const unsigned char* src, std::uint64_t r0,
                           std::uint64_t c0, std::uint64_t ld, int worker) {
   const std::size_t es = s_.elem_size;

@@ -73,6 +73,10 @@ class ChunkIo {
   // (early allocated) offsets, filtered ones encoded and stored with
   // H5Dwrite_chunk. `in_place`: only unfiltered chunks, any rectangle.
   void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src, std::uint64_t ld);
+  // Stores chunk (i, j) as another process encoded it with this pipeline
+  // (n bytes, filters `mask` skipped); unfiltered, the whole chunk as laid
+  // out in memory (edges padded). From any thread.
+  void store_encoded(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask);
 
   int threads() const { return threads_; }
   void set_threads(int n);

@@ -259,6 +259,7 @@ class Hdf5Sink final : public Sink {
       path_note_ = "through the HDF5 library (" + why + ")";
       return;
     }
+    for (const codecs::FilterSpec& f : specs) stored_filters_.push_back({f.id, f.flags, f.values});
     chunk_fd_ = open_existing(tmp_.path(), true, loc_.path);
     ChunkIo::Setup cs;
     cs.dset = dset_.get();
@@ -336,6 +337,26 @@ class Hdf5Sink final : public Sink {
     return r;
   }
 
+  // Contiguous: allocated at creation, written by pwrite alone. Chunked on
+  // the direct path: chunks other processes encoded, stored here.
+  SharedLayout shared_layout() const override {
+    SharedLayout l;
+    if (fd_) {
+      l.kind = SharedLayout::plain;
+      l.path = tmp_.path();
+      l.data_offset = plain_.data_offset;
+    } else if (chunks_) {
+      l.kind = SharedLayout::chunks;
+      l.chunk = layout_.chunk;
+      l.filters = stored_filters_;
+    }
+    return l;
+  }
+  void write_stored_chunk(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask) override {
+    if (!chunks_) throw Error(ErrorKind::internal, "write_stored_chunk() of " + what() + " off the direct chunk path");
+    chunks_->store_encoded(i, j, data, n, mask);
+  }
+
   void commit() override {
     if (!file_) return;
     quiet();
@@ -375,6 +396,7 @@ class Hdf5Sink final : public Sink {
   PlainMatrix plain_;
   Hid file_, dset_, type_;
   std::unique_ptr<ChunkIo> chunks_;  // direct chunk I/O, over dset_ and chunk_fd_
+  std::vector<StoredFilter> stored_filters_;  // chunks_'s pipeline, for shared_layout()
   std::string path_note_;
   std::uint64_t library_bytes_ = 0;  // written through HDF5 beside chunks_ (parts of chunks)
 };

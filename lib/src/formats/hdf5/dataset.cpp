@@ -91,7 +91,8 @@ struct Dataset {
     }
     Hid fapl(strong_close_fapl());
     file = check(H5Fopen(loc.path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get()), ErrorKind::input,
-                 "cannot open " + loc.path + " as HDF5");
+                 loc.path + " has HDF5's signature but cannot be opened as HDF5 (damaged, truncated, or in use for "
+                            "writing)");
     dset = open_dataset(file.get(), loc);
     Hid space = check(H5Dget_space(dset.get()), ErrorKind::input, "cannot read the shape of " + what());
     int rank = H5Sget_simple_extent_ndims(space.get());
@@ -126,6 +127,12 @@ struct Dataset {
           use_chunk_cache(chunk_bytes);
         }
       }
+    }
+    // Read through HDF5's pipeline, a filter it lacks fails on the first
+    // chunk as a failed dlopen: said here, by name, before anything runs.
+    if (filtered && !chunks) {
+      const std::string missing = missing_filter(dcpl.get());
+      if (!missing.empty()) throw Error(ErrorKind::input, what() + " uses " + missing);
     }
     if (layout == H5D_CONTIGUOUS && elsewhere.empty() && !filtered) {
       haddr_t off = H5Dget_offset(dset.get());

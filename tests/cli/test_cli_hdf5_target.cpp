@@ -229,5 +229,26 @@ open(f'{d}/hdr.h5', 'wb').write(raw)
   EXPECT_EQ(d.entries(), (std::vector<std::string>{"big.h5", "hdr.h5", "py.log", "s.py"}));
 }
 
+// A filter this HDF5 has no plugin for (lzf: h5py carries its own, the
+// HDF5 library has none on Debian) is named, with what to install, not
+// reported as a failed dlopen; nothing is left at OUT.
+TEST(CliHdf5Target, MissingFilterNamedWithWhatToInstall) {
+  require_h5py();
+  TempDir d;
+  ASSERT_EQ(0, python(d, R"(
+import sys, h5py, numpy as np
+d = sys.argv[1]
+with h5py.File(f'{d}/lzf.h5', 'w') as f:
+    f.create_dataset('x', data=np.arange(40 * 30, dtype='<u4').reshape(40, 30), chunks=(8, 8), compression='lzf')
+)")) << log_of(d);
+  Result probe = run("/bin/sh", {"-c", "h5dump -d /x " + (d / "lzf.h5") + " >/dev/null 2>&1"});
+  ASSERT_NE(probe.exit_code, 0) << "this HDF5 reads lzf (a plugin is installed): the test needs a filter it lacks";
+  Result r = gtranspose({d / "lzf.h5", d / "out.h5", "--engine", "cpu"});
+  expect_error(r, 1, "uses HDF5 filter 32000 (lzf), which this HDF5 cannot decode: install the lzf plugin");
+  EXPECT_NE(r.err.find("HDF5_PLUGIN_PATH"), std::string::npos) << why(r);
+  EXPECT_EQ(r.err.find("dlopen"), std::string::npos) << why(r);
+  EXPECT_EQ(d.entries(), (std::vector<std::string>{"lzf.h5", "py.log", "s.py"}));
+}
+
 }  // namespace
 }  // namespace cli

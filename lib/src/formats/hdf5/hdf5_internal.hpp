@@ -81,7 +81,9 @@ class Hid {
 // Gives up an open file HDF5 must not close (one whose metadata cannot be
 // written, or an existing file a run failed to add to): its descriptor is
 // pointed at /dev/null, so nothing more reaches the file, and its
-// identifier is dropped unclosed (HDF5 runs no shutdown at exit: library.cpp).
+// identifier is dropped unclosed. Closing it would crash HDF5 1.10; its
+// shutdown at exit does too, where the program has not turned it off
+// (hdf5_no_shutdown_at_exit: the CLI does).
 void abandon_file(Hid& file);
 
 // Owns `id`, or throws gt::Error(kind) naming `what` when HDF5 failed (id < 0).

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "formats/hdf5/hdf5_internal.hpp"
+#include "gtranspose/format.hpp"
 
 namespace gt::fmt::h5 {
 namespace {
@@ -20,18 +21,6 @@ herr_t collect_error(unsigned, const H5E_error2_t* e, void* data) {
   }
   return 0;
 }
-
-// HDF5 1.10 frees part of a file whose close fails (a full disk, a
-// file-size limit), keeps its identifier, and closes it again in its
-// shutdown at exit, on freed memory: a SIGSEGV in H5F__close_cb after the
-// error was reported. Such a file is abandoned instead (Hdf5Sink), and
-// HDF5 runs no shutdown at exit: every file gtranspose finishes it closes
-// itself. Set before HDF5 starts (a static initialiser); where a program
-// started HDF5 first (h5py before gtranspose in Python), its choice stands.
-const bool kNoShutdownAtExit = [] {
-  H5dont_atexit();
-  return true;
-}();
 
 }  // namespace
 
@@ -145,3 +134,8 @@ Hid one_chunk_cache(std::uint64_t chunk_bytes) {
 }
 
 }  // namespace gt::fmt::h5
+
+// HDF5 1.10 crashes closing, in its shutdown at exit, a file whose metadata
+// cannot be written; such a file is abandoned (abandon_file) and the CLI
+// turns the shutdown off. Effective only before HDF5 starts.
+void gt::hdf5_no_shutdown_at_exit() { H5dont_atexit(); }

@@ -237,7 +237,7 @@ def test_ctrl_c_in_place_then_resume(tmp_path):
         assert any("resume=True" in n for n in info.value.__notes__), info.value.__notes__
     assert journal.exists()
     with pytest.raises(gt.GtOSError, match="has a journal from an interrupted in-place run .*: rerun with "
-                                          "resume=True to finish it"):
+                                          "in_place=True resume=True to finish it"):
         gt.transpose_file(tmp_path / "sq.npy", in_place=True)
     gt.transpose_file(tmp_path / "sq.npy", in_place=True, resume=True)
     assert same_bytes(np.load(tmp_path / "sq.npy"), np.ascontiguousarray(a.T))

@@ -13,14 +13,6 @@
 namespace cli {
 namespace {
 
-// Runs `code` with /usr/bin/python3 (argv[1] = the folder); its exit status.
-// What it printed goes to py.log, shown on failure.
-int python(const TempDir& d, const std::string& code) {
-  write_file(d / "s.py", code);
-  return std::system(("/usr/bin/python3 " + (d / "s.py") + " " + d.path() + " >" + (d / "py.log") + " 2>&1").c_str());
-}
-std::string log_of(const TempDir& d) { return gt::test::file_contents(d / "py.log"); }
-
 int shell(const std::string& cmd) { return std::system(cmd.c_str()); }
 
 // scripts/setup.sh installs them: a missing one is a failure, not a skip.
@@ -84,7 +76,7 @@ sys.exit(1 if bad else 0)
 TEST(CliHdf5Meta, NetcdfReadersSeeTheDimensionsSwapped) {
   require_tools();
   TempDir d;
-  ASSERT_EQ(0, python(d, kMakeNetcdf)) << log_of(d);
+  ASSERT_EQ(0, run_python(d, kMakeNetcdf)) << python_log(d);
   for (const char* var : {"v", "w", "sub/c"}) {
     const std::string out = d / (std::string(1, var[0] == 's' ? 'c' : var[0]) + "T.nc");
     // .nc names no format gtranspose writes by itself: --format hdf5 (netCDF-4 is HDF5).
@@ -92,7 +84,7 @@ TEST(CliHdf5Meta, NetcdfReadersSeeTheDimensionsSwapped) {
     ASSERT_EQ(r.exit_code, 0) << why(r);
     EXPECT_NE(r.out.find("dimension scales swapped with the axes"), std::string::npos) << why(r);
   }
-  EXPECT_EQ(0, python(d, kCheckNetcdf)) << log_of(d);
+  EXPECT_EQ(0, run_python(d, kCheckNetcdf)) << python_log(d);
   // ncdump reads the header and every value; v's dimensions are (x, y).
   ASSERT_EQ(0, shell("ncdump " + (d / "vT.nc") + " >" + (d / "dump.txt") + " 2>&1"))
       << gt::test::file_contents(d / "dump.txt");
@@ -129,7 +121,7 @@ TEST(CliHdf5Meta, NcgenFileRoundTripsThroughNcdump) {
 TEST(CliHdf5Meta, H5pyLabelsAndScalesSwapped) {
   require_tools();
   TempDir d;
-  ASSERT_EQ(0, python(d, R"(
+  ASSERT_EQ(0, run_python(d, R"(
 import sys, h5py, numpy as np
 d = sys.argv[1]
 with h5py.File(f'{d}/in.h5', 'w') as f:
@@ -140,10 +132,10 @@ with h5py.File(f'{d}/in.h5', 'w') as f:
     rows.make_scale('rows'); cols.make_scale('columns')
     a.dims[0].attach_scale(rows); a.dims[1].attach_scale(cols)
     a.dims[0].label = 'y'; a.dims[1].label = 'x'
-)")) << log_of(d);
+)")) << python_log(d);
   Result r = gtranspose({d / "in.h5", d / "out.h5", "--engine", "cpu"});
   ASSERT_EQ(r.exit_code, 0) << why(r);
-  EXPECT_EQ(0, python(d, R"(
+  EXPECT_EQ(0, run_python(d, R"(
 import sys, h5py, numpy as np
 d = sys.argv[1]
 with h5py.File(f'{d}/in.h5', 'r') as i, h5py.File(f'{d}/out.h5', 'r') as o:
@@ -157,7 +149,7 @@ with h5py.File(f'{d}/in.h5', 'r') as i, h5py.File(f'{d}/out.h5', 'r') as o:
     assert o.attrs['creator'] == 'the test'
     assert o['grid/cols'].compression == 'gzip'
 print('ok')
-)")) << log_of(d);
+)")) << python_log(d);
 }
 
 }  // namespace

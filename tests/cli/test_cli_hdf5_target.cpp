@@ -14,13 +14,6 @@
 namespace cli {
 namespace {
 
-int python(const TempDir& d, const std::string& code, const std::string& args = "") {
-  write_file(d / "s.py", code);
-  return std::system(
-      ("/usr/bin/python3 " + (d / "s.py") + " " + d.path() + " " + args + " >" + (d / "py.log") + " 2>&1").c_str());
-}
-std::string log_of(const TempDir& d) { return gt::test::file_contents(d / "py.log"); }
-
 void require_h5py() {
   ASSERT_EQ(0, std::system("/usr/bin/python3 -c 'import h5py, numpy' >/dev/null 2>&1"))
       << "/usr/bin/python3 lacks h5py: run scripts/setup.sh";
@@ -69,7 +62,7 @@ std::string digest(const TempDir& d, const std::string& file, const std::string&
 
 // The transposed dataset in `file` equals the transpose of `in` bit for bit.
 void expect_dataset(const TempDir& d, const std::string& in, const std::string& file, const std::string& name) {
-  EXPECT_EQ(0, python(d, R"(
+  EXPECT_EQ(0, run_python(d, R"(
 import sys, h5py, numpy as np
 _, d, i, o, n = sys.argv
 with h5py.File(i, 'r') as fi, h5py.File(o, 'r') as fo:
@@ -78,13 +71,13 @@ with h5py.File(i, 'r') as fi, h5py.File(o, 'r') as fo:
     assert t.dtype == src.dtype and t.shape == src.shape[::-1], (t.dtype, t.shape)
     assert t[()].tobytes() == np.ascontiguousarray(src[()].T).tobytes()
 )", in + " " + file + " " + name))
-      << log_of(d);
+      << python_log(d);
 }
 
 TEST(CliHdf5Target, AddsToAnExistingFileAndKeepsTheRest) {
   require_h5py();
   TempDir d;
-  ASSERT_EQ(0, python(d, kMakeTarget)) << log_of(d);
+  ASSERT_EQ(0, run_python(d, kMakeTarget)) << python_log(d);
   generate(d / "a.h5", "37x23", "u16", 5);
   const std::string before = digest(d, d / "target.h5", "aT");
   // Added under a new name, in a group that does not exist yet.
@@ -125,7 +118,7 @@ TEST(CliHdf5Target, AddsToAnExistingFileAndKeepsTheRest) {
 TEST(CliHdf5Target, InterruptedOrKilledLeavesNoPartialDataset) {
   require_h5py();
   TempDir d;
-  ASSERT_EQ(0, python(d, kMakeTarget)) << log_of(d);
+  ASSERT_EQ(0, run_python(d, kMakeTarget)) << python_log(d);
   generate(d / "big.h5", "4096x4096", "f32", 2);
   const std::string before = digest(d, d / "target.h5");
   for (int sig : {SIGINT, SIGKILL}) {
@@ -201,7 +194,7 @@ TEST(CliHdf5Target, FullDiskExitsOneCleanly) {
 TEST(CliHdf5Target, DamagedInputsSayDamaged) {
   require_h5py();
   TempDir d;
-  ASSERT_EQ(0, python(d, R"(
+  ASSERT_EQ(0, run_python(d, R"(
 import sys, h5py, numpy as np
 d = sys.argv[1]
 with h5py.File(f'{d}/big.h5', 'w') as f:
@@ -218,10 +211,9 @@ with h5py.File(f'{d}/hdr.h5', 'w') as f:
 raw = bytearray(open(f'{d}/hdr.h5', 'rb').read())
 raw[header:header + 16] = b'\xff' * 16
 open(f'{d}/hdr.h5', 'wb').write(raw)
-)")) << log_of(d);
+)")) << python_log(d);
   Result r = gtranspose({d / "big.h5", d / "out.h5", "--engine", "cpu"});
-  EXPECT_EQ(r.exit_code, 1) << why(r);
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << why(r);
+  expect_error(r, 1, "is damaged: dataset /g in " + (d / "big.h5") + " claims shape 805306368x1342177280");
   EXPECT_FALSE(fs::exists(d / "out.h5"));
   r = gtranspose({d / "hdr.h5:/g", d / "out.h5", "--engine", "cpu"});
   expect_error(r, 1, "is damaged");
@@ -235,12 +227,12 @@ open(f'{d}/hdr.h5', 'wb').write(raw)
 TEST(CliHdf5Target, MissingFilterNamedWithWhatToInstall) {
   require_h5py();
   TempDir d;
-  ASSERT_EQ(0, python(d, R"(
+  ASSERT_EQ(0, run_python(d, R"(
 import sys, h5py, numpy as np
 d = sys.argv[1]
 with h5py.File(f'{d}/lzf.h5', 'w') as f:
     f.create_dataset('x', data=np.arange(40 * 30, dtype='<u4').reshape(40, 30), chunks=(8, 8), compression='lzf')
-)")) << log_of(d);
+)")) << python_log(d);
   Result probe = run("/bin/sh", {"-c", "h5dump -d /x " + (d / "lzf.h5") + " >/dev/null 2>&1"});
   ASSERT_NE(probe.exit_code, 0) << "this HDF5 reads lzf (a plugin is installed): the test needs a filter it lacks";
   Result r = gtranspose({d / "lzf.h5", d / "out.h5", "--engine", "cpu"});

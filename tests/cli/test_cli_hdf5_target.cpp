@@ -106,6 +106,11 @@ TEST(CliHdf5Target, AddsToAnExistingFileAndKeepsTheRest) {
   expect_dataset(d, d / "b.h5", d / "target.h5", "/aT");
   EXPECT_EQ(digest(d, d / "target.h5", "aT new new/aT"), before);
 
+  // The input's own file: refused (HDF5 opens a file once per process,
+  // read-only for the input), saying how to get there.
+  r = gtranspose({d / "a.h5", d / "a.h5:/aT", "--engine", "cpu"});
+  expect_error(r, 2, "copy it in with h5copy");
+
   // A file that is not HDF5 is never added to.
   write_file(d / "plain.h5", "not hdf5");
   r = gtranspose({d / "a.h5", d / "plain.h5:/x", "--engine", "cpu", "--force"});

@@ -134,19 +134,17 @@ struct Dataset {
       const std::string missing = missing_filter(dcpl.get());
       if (!missing.empty()) throw Error(ErrorKind::input, what() + " uses " + missing);
     }
-    if (layout == H5D_COMPACT && H5Dget_storage_size(dset.get()) != info.bytes())
+    // Stored, but not as much as its shape needs: a damaged shape (or
+    // storage), which would otherwise ask for an absurd output. (A
+    // contiguous dataset never written stores nothing, and reads as fill.)
+    const hsize_t stored = H5Dget_storage_size(dset.get());
+    if ((layout == H5D_COMPACT || (layout == H5D_CONTIGUOUS && elsewhere.empty() && !filtered && stored != 0)) &&
+        stored != info.bytes())
       throw Error(ErrorKind::input, loc.path + " is damaged: " + what() + " claims shape " + to_string(info.shape) +
                                         " (" + std::to_string(info.bytes()) + " bytes) but stores " +
-                                        std::to_string(H5Dget_storage_size(dset.get())) + " bytes");
+                                        std::to_string(stored) + " bytes");
     if (layout == H5D_CONTIGUOUS && elsewhere.empty() && !filtered) {
       haddr_t off = H5Dget_offset(dset.get());
-      const hsize_t stored = H5Dget_storage_size(dset.get());
-      // Stored, but not as much as its shape needs: a damaged shape (or
-      // storage), which would otherwise ask for an absurd output.
-      if (stored != 0 && stored != info.bytes())
-        throw Error(ErrorKind::input, loc.path + " is damaged: " + what() + " claims shape " + to_string(info.shape) +
-                                          " (" + std::to_string(info.bytes()) + " bytes) but stores " +
-                                          std::to_string(stored) + " bytes");
       if (off != HADDR_UNDEF && stored == info.bytes()) use_plain(off, writable);
     }
     H5Eclear2(H5E_DEFAULT);

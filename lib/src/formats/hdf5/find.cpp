@@ -85,7 +85,11 @@ Hid open_dataset(hid_t file, Location& loc) {
     const std::string reason = h5_reason();
     // A name that is there but does not open is damage, not a wrong name.
     auto names = two_d(all_datasets(file));
-    if (link_exists(file, loc.dataset) || std::find(names.begin(), names.end(), loc.dataset) != names.end())
+    H5L_info_t li{};
+    const bool hard = link_exists(file, loc.dataset) &&
+                      H5Lget_info(file, loc.dataset.c_str(), &li, H5P_DEFAULT) >= 0 && li.type == H5L_TYPE_HARD;
+    H5Eclear2(H5E_DEFAULT);
+    if (hard || std::find(names.begin(), names.end(), loc.dataset) != names.end())
       throw Error(ErrorKind::input, loc.path + " is damaged: " + loc.dataset + " is named in it but cannot be opened (" +
                                         reason + "); check the file, or copy it again");
     throw Error(ErrorKind::input, loc.path + " has no dataset " + loc.dataset +

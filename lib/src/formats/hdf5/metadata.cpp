@@ -190,7 +190,8 @@ void copy_attributes(hid_t src, hid_t dst, const std::string& what, bool swap_ax
 
 AxisScales plan_scales(hid_t src_dset, hid_t dst_file, const std::string& dst_dataset) {
   AxisScales plan;
-  if (dims_of(src_dset).size() != 2) return plan;
+  const std::vector<hsize_t> axes = dims_of(src_dset);
+  if (axes.size() != 2) return plan;
   // The output carries the input's CLASS: a damaged one, or the input
   // being a scale itself, and no scale is attached to it.
   bool sound = false;
@@ -200,10 +201,11 @@ AxisScales plan_scales(hid_t src_dset, hid_t dst_file, const std::string& dst_da
     for (const std::string& path : per_dim[dim]) {
       AxisScales::Scale s{path, int(1 - dim), true};
       {
+        // 1-D, as long as its axis: what the scale's copy reads is bounded by the matrix.
         Hid scale(H5Dopen2(src_dset, path.c_str(), H5P_DEFAULT));
-        if (!scale || !is_scale(scale.get(), &sound)) {
+        if (!scale || !is_scale(scale.get(), &sound) || dims_of(scale.get()) != std::vector<hsize_t>{axes[dim]}) {
           H5Eclear2(H5E_DEFAULT);
-          plan.notes.push_back("dimension scale " + path + " not carried: it is not a sound dimension scale");
+          plan.notes.push_back("dimension scale " + path + " not carried: it is not a 1-D dimension scale of its axis' length");
           continue;
         }
       }
@@ -233,20 +235,57 @@ AxisScales plan_scales(hid_t src_dset, hid_t dst_file, const std::string& dst_da
   return plan;
 }
 
+namespace {
+
+// A copy of scale dataset `from` at `path` of `dst_file`: its type, shape
+// and creation properties (chunks, filters), its data read and written in
+// blocks of about 1 MiB through HDF5 (H5Ocopy would be shorter, but on a
+// damaged file it crashes in HDF5 1.10 where H5Dread reports an error).
+Hid copy_scale_data(hid_t from, hid_t dst_file, const std::string& path, const std::string& where) {
+  Hid ftype = check(H5Dget_type(from), ErrorKind::output, "cannot read the type of " + where);
+  Hid type(H5Tcopy(ftype.get()));
+  const bool vlen = H5Tdetect_class(type.get(), H5T_VLEN) > 0 || H5Tis_variable_str(type.get()) > 0;
+  Hid mem(vlen ? H5Tget_native_type(type.get(), H5T_DIR_DEFAULT) : H5Tcopy(type.get()));
+  Hid space = check(H5Dget_space(from), ErrorKind::output, "cannot read the shape of " + where);
+  const std::vector<hsize_t> dims = dims_of(from);
+  Hid dcpl(H5Dget_create_plist(from));
+  Hid lcpl(H5Pcreate(H5P_LINK_CREATE));
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Hid to = check(H5Dcreate2(dst_file, path.c_str(), type.get(), space.get(), lcpl.get(), dcpl ? dcpl.get() : H5P_DEFAULT,
+                            H5P_DEFAULT),
+                 ErrorKind::output, "cannot create " + where);
+  if (!mem || dims.empty()) return to;
+  // Rows of the first axis at a time (a scale is 1-D; a larger one moves whole rows).
+  hsize_t row = H5Tget_size(mem.get());
+  for (std::size_t k = 1; k < dims.size(); ++k) row *= dims[k];
+  const hsize_t step = std::max<hsize_t>(1, (hsize_t(1) << 20) / std::max<hsize_t>(1, row));
+  std::vector<unsigned char> buf;
+  for (hsize_t r0 = 0; r0 < dims[0]; r0 += step) {
+    std::vector<hsize_t> start(dims.size(), 0), count = dims;
+    start[0] = r0;
+    count[0] = std::min(step, dims[0] - r0);
+    buf.assign(count[0] * row, 0);
+    Hid fs(H5Dget_space(from)), ts(H5Dget_space(to.get()));
+    Hid ms(H5Screate_simple(int(count.size()), count.data(), nullptr));
+    if (!fs || !ts || !ms || H5Sselect_hyperslab(fs.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
+        H5Sselect_hyperslab(ts.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
+        H5Dread(from, mem.get(), ms.get(), fs.get(), H5P_DEFAULT, buf.data()) < 0)
+      fail(ErrorKind::output, "cannot read " + where);
+    const herr_t rc = H5Dwrite(to.get(), mem.get(), ms.get(), ts.get(), H5P_DEFAULT, buf.data());
+    if (vlen) H5Dvlen_reclaim(mem.get(), ms.get(), H5P_DEFAULT, buf.data());
+    if (rc < 0) fail(ErrorKind::output, "cannot write " + where);
+  }
+  return to;
+}
+
+}  // namespace
+
 void attach_scales(const AxisScales& plan, hid_t src_file, hid_t dst_file, hid_t dst_dset, const std::string& what) {
   for (const AxisScales::Scale& s : plan.scales) {
     const std::string where = "dimension scale " + s.path + " for " + what;
     if (s.copy && !link_exists(dst_file, s.path)) {
-      // The scale's data as HDF5 copies it (any layout, any filter); its
-      // attributes our way, without the references into the source file.
-      Hid ocpypl(H5Pcreate(H5P_OBJECT_COPY));
-      H5Pset_copy_object(ocpypl.get(), H5O_COPY_WITHOUT_ATTR_FLAG);
-      Hid lcpl(H5Pcreate(H5P_LINK_CREATE));
-      H5Pset_create_intermediate_group(lcpl.get(), 1);
-      if (H5Ocopy(src_file, s.path.c_str(), dst_file, s.path.c_str(), ocpypl.get(), lcpl.get()) < 0)
-        fail(ErrorKind::output, "cannot copy " + where);
       Hid from = check(H5Dopen2(src_file, s.path.c_str(), H5P_DEFAULT), ErrorKind::output, "cannot open " + where);
-      Hid to = check(H5Dopen2(dst_file, s.path.c_str(), H5P_DEFAULT), ErrorKind::output, "cannot open " + where);
+      Hid to = copy_scale_data(from.get(), dst_file, s.path, where);
       copy_attributes(from.get(), to.get(), where, false);
     }
     Hid scale = check(H5Dopen2(dst_file, s.path.c_str(), H5P_DEFAULT), ErrorKind::output, "cannot open " + where);

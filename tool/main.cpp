@@ -69,6 +69,9 @@ void refuse_inapplicable(const CLI::App& app, Mode mode) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Every HDF5 file the run finishes is closed; one HDF5 could not close
+  // (a full disk) must not be closed again at exit, where HDF5 1.10 crashes.
+  gt::hdf5_no_shutdown_at_exit();
   CLI::App app{
       "gtranspose: transpose matrices too large for the GPU and for RAM.\n"
       "  gtranspose IN OUT [options]          out of place\n"

@@ -220,7 +220,7 @@ def test_named_kernel():
     a = pattern((64, 96), np.float32)
     if gpu_reason():
         # No CUDA engine here: the CPU engine refuses names it cannot know,
-        # and notes a CUDA kernel's name it does not use.
+        # and a CUDA kernel's name, which it cannot run.
         with pytest.raises(gt.GtValueError, match="unknown kernel 'nope'"):
             gt.transpose(a, kernel="nope", engine="cpu")
         # A CUDA kernel's name is refused too, as the CLI refuses it: with the

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -139,6 +140,16 @@ inline void expect_error(const Result& r, int code, const std::string& needle) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "expected one line\n" << why(r);
   EXPECT_EQ(r.err.rfind("gtranspose: ", 0), 0u) << why(r);
 }
+
+// Runs `code` with /usr/bin/python3 (the distribution's, which has the
+// packages scripts/setup.sh installs), argv[1] = the folder, then `args`;
+// its exit status. What it printed goes to py.log (python_log) for failures.
+inline int run_python(const TempDir& d, const std::string& code, const std::string& args = "") {
+  write_file(d / "s.py", code);
+  return std::system(
+      ("/usr/bin/python3 " + (d / "s.py") + " " + d.path() + " " + args + " >" + (d / "py.log") + " 2>&1").c_str());
+}
+inline std::string python_log(const TempDir& d) { return gt::test::file_contents(d / "py.log"); }
 
 // FNV-1a of a file's bytes: "input untouched" checks.
 inline std::uint64_t file_hash(const std::string& path) {

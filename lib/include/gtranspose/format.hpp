@@ -99,4 +99,13 @@ void check_output_file(const std::string& path, bool force);
 // normalised path when the second does not exist yet).
 bool same_file(const std::string& a, const std::string& b);
 
+// For a program to call first, before any HDF5 file is opened (the CLI
+// does): HDF5 then runs no shutdown of its own at exit. HDF5 1.10 crashes
+// in that shutdown (SIGSEGV in H5F__close_cb) on a file whose close failed
+// after a full disk or a file-size limit; gtranspose closes every HDF5 file
+// it finishes and leaves one it cannot close to the exit. A program that
+// keeps HDF5 files of its own open until exit (h5py's) needs the shutdown
+// to flush them, and must not call this.
+void hdf5_no_shutdown_at_exit();
+
 }  // namespace gt

@@ -34,7 +34,11 @@ void check_job(const JobOptions& o) {
     throw Error(ErrorKind::usage, "{resume} finishes an interrupted {in_place} run: add {in_place}, or drop {resume}");
   if (!o.in_place && same_file(o.input, o.output))
     throw Error(ErrorKind::usage,
-                "the output is the same file as the input: name another output, or use {in_place} (square matrices)");
+                "the output is the same file as the input: name another output, or use {in_place} (square matrices)" +
+                    std::string(parse_location(o.output).dataset.empty()
+                                    ? ""
+                                    : "; to add the transpose to the input's own HDF5 file, write it to another file "
+                                      "and copy it in with h5copy"));
 }
 
 namespace {

@@ -125,10 +125,9 @@ TEST(RunPlan, ReservedBytesComeOutOfTheHostBudget) {
 
 // A compressed chunked HDF5 input and output: 512x512 f32 chunks (1 MiB),
 // each codec thread holding two buffers of a chunk and a bit (deflate's bound).
-// No device budget: the CPU engine refuses one, and the CUDA engine's default
-// does not change what these tests check (host buffers and codec threads).
-PlanRequest chunked(std::uint64_t host_mem, int threads = 16) {
-  PlanRequest r = request(RunMode::out_of_place, {40000, 30000}, 4, host_mem, 0);
+// A device budget only for the CUDA engine: the CPU engine refuses one.
+PlanRequest chunked(std::uint64_t host_mem, int threads = 16, std::uint64_t device_mem = 0) {
+  PlanRequest r = request(RunMode::out_of_place, {40000, 30000}, 4, host_mem, device_mem);
   r.preferred_block = {512, 512};
   r.codec_in = r.codec_out = {threads, 2 * MiB + 2048};
   r.what = "HDF5 dataset /x in c.h5";
@@ -140,7 +139,8 @@ TEST(RunPlan, ChunkedInputNeedsATileOfAChunkEachWayAndOneCodecThreadASide) {
   const std::uint64_t least = 2 * MiB + 2 * (2 * MiB + 2048);
   for (const EngineCaps& caps : {cpu_caps(), cuda_caps()}) {
     SCOPED_TRACE(engine_name(caps.kind));
-    RunPlan p = plan_run(chunked(least), caps);
+    const std::uint64_t device = caps.kind == EngineKind::cpu ? 0 : 4 * GiB;
+    RunPlan p = plan_run(chunked(least, 16, device), caps);
     expect_within_budgets(p, "least");
     EXPECT_EQ(p.codec_threads_in, 1);
     EXPECT_EQ(p.codec_threads_out, 1);
@@ -149,7 +149,7 @@ TEST(RunPlan, ChunkedInputNeedsATileOfAChunkEachWayAndOneCodecThreadASide) {
       EXPECT_EQ(p.slots, 1);
       EXPECT_TRUE(has_note(p, "one tile slot"));
     }
-    const Error e = error_of(chunked(least - 1), caps);
+    const Error e = error_of(chunked(least - 1, 16, device), caps);
     EXPECT_EQ(e.kind(), ErrorKind::usage);
     EXPECT_NE(e.message().find("{host_mem} of at least 6.00 MiB"), std::string::npos) << e.message();
     EXPECT_NE(e.message().find("HDF5 dataset /x in c.h5"), std::string::npos) << e.message();

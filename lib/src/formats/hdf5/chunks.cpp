@@ -154,6 +154,14 @@ std::vector<ChunkIo::Ref> ChunkIo::locate(std::uint64_t r0, std::uint64_t c0, st
       if (H5Dget_chunk_info_by_coord(s_.dset, off, &c.mask, &addr, &size) < 0)
         fail(ErrorKind::io, "cannot locate " + chunk_text(c));
       c.present = addr != HADDR_UNDEF;
+      // H5Dread finds a chunk by a search of the index, this by a walk of
+      // it: on a damaged index they can disagree, and the data read must
+      // be what HDF5 itself reads, or an error.
+      hsize_t stored = 0;
+      const bool found = H5Dget_chunk_storage_size(s_.dset, off, &stored) >= 0 && stored > 0;
+      H5Eclear2(H5E_DEFAULT);
+      if (found != c.present || (found && stored != size))
+        throw Error(ErrorKind::input, chunk_text(c) + ": the file's chunk index contradicts itself: the file is damaged");
       c.addr = c.present ? s_.base + addr : 0;
       c.size = size;
       refs.push_back(c);

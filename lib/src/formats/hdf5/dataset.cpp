@@ -91,7 +91,8 @@ struct Dataset {
     }
     Hid fapl(strong_close_fapl());
     file = check(H5Fopen(loc.path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get()), ErrorKind::input,
-                 "cannot open " + loc.path + " as HDF5");
+                 loc.path + " has HDF5's signature but cannot be opened as HDF5 (damaged, truncated, or in use for "
+                            "writing)");
     dset = open_dataset(file.get(), loc);
     Hid space = check(H5Dget_space(dset.get()), ErrorKind::input, "cannot read the shape of " + what());
     int rank = H5Sget_simple_extent_ndims(space.get());
@@ -127,9 +128,24 @@ struct Dataset {
         }
       }
     }
+    // Read through HDF5's pipeline, a filter it lacks fails on the first
+    // chunk as a failed dlopen: said here, by name, before anything runs.
+    if (filtered && !chunks) {
+      const std::string missing = missing_filter(dcpl.get());
+      if (!missing.empty()) throw Error(ErrorKind::input, what() + " uses " + missing);
+    }
+    // Stored, but not as much as its shape needs: a damaged shape (or
+    // storage), which would otherwise ask for an absurd output. (A
+    // contiguous dataset never written stores nothing, and reads as fill.)
+    const hsize_t stored = H5Dget_storage_size(dset.get());
+    if ((layout == H5D_COMPACT || (layout == H5D_CONTIGUOUS && elsewhere.empty() && !filtered && stored != 0)) &&
+        stored != info.bytes())
+      throw Error(ErrorKind::input, loc.path + " is damaged: " + what() + " claims shape " + to_string(info.shape) +
+                                        " (" + std::to_string(info.bytes()) + " bytes) but stores " +
+                                        std::to_string(stored) + " bytes");
     if (layout == H5D_CONTIGUOUS && elsewhere.empty() && !filtered) {
       haddr_t off = H5Dget_offset(dset.get());
-      if (off != HADDR_UNDEF && H5Dget_storage_size(dset.get()) == info.bytes()) use_plain(off, writable);
+      if (off != HADDR_UNDEF && stored == info.bytes()) use_plain(off, writable);
     }
     H5Eclear2(H5E_DEFAULT);
   }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 #include "formats/codecs/codec.hpp"
 #include "formats/hdf5/hdf5_internal.hpp"
@@ -63,6 +64,57 @@ void register_missing_filters() {
     register_one<codecs::kBlosc>("blosc");
     H5Eclear2(H5E_DEFAULT);
   });
+}
+
+namespace {
+
+// The registered filters' names (the HDF Group's list), for a file that
+// stores none, and where Debian ships each.
+struct KnownFilter {
+  unsigned id;
+  const char* name;
+  const char* get;
+};
+constexpr KnownFilter kKnown[] = {
+    {1, "deflate", "an HDF5 built with zlib"},
+    {4, "szip", "an HDF5 built with libaec (Debian's is)"},
+    {307, "bzip2", "the bzip2 plugin (Debian: hdf5-filter-plugin; pip: hdf5plugin)"},
+    {32000, "lzf", "the lzf plugin (pip: hdf5plugin)"},
+    {32001, "blosc", "the blosc plugin (Debian: hdf5-filter-plugin-blosc-serial; pip: hdf5plugin)"},
+    {32004, "lz4", "the lz4 plugin (Debian: hdf5-filter-plugin; pip: hdf5plugin)"},
+    {32008, "bitshuffle", "the bitshuffle plugin (Debian: hdf5-filter-plugin; pip: hdf5plugin)"},
+    {32013, "zfp", "the zfp plugin (pip: hdf5plugin)"},
+    {32015, "zstd", "the zstd plugin (pip: hdf5plugin)"},
+    {32017, "sz", "the SZ plugin (pip: hdf5plugin)"},
+    {32026, "blosc2", "the blosc2 plugin (pip: hdf5plugin)"},
+};
+
+}  // namespace
+
+std::string missing_filter(hid_t dcpl) {
+  register_missing_filters();
+  auto lk = serial();
+  quiet();
+  const int n = H5Pget_nfilters(dcpl);
+  for (int i = 0; i < n; ++i) {
+    unsigned flags = 0, config = 0;
+    std::size_t nv = 0;
+    char stored[256] = {};
+    const H5Z_filter_t id = H5Pget_filter2(dcpl, unsigned(i), &flags, &nv, nullptr, sizeof stored, stored, &config);
+    if (id < 0 || H5Zfilter_avail(id) > 0) continue;
+    H5Eclear2(H5E_DEFAULT);
+    const KnownFilter* k = nullptr;
+    for (const KnownFilter& f : kKnown)
+      if (f.id == unsigned(id)) k = &f;
+    std::string name = k ? k->name : *stored ? stored : "unregistered";
+    for (char& c : name)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    return "HDF5 filter " + std::to_string(id) + " (" + name + "), which this HDF5 cannot decode: install " +
+           (k ? k->get : std::string("its plugin")) +
+           ", or set HDF5_PLUGIN_PATH to the folder that holds it (h5dump -pH names the filters)";
+  }
+  H5Eclear2(H5E_DEFAULT);
+  return "";
 }
 
 }  // namespace gt::fmt::h5

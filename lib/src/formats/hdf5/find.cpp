@@ -1,5 +1,6 @@
 // Finding the dataset to transpose in an HDF5 file: the one named, or the
 // file's only 2-D one; otherwise a message that lists the candidates.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ struct Candidate {
 
 struct Visit {
   std::vector<Candidate> found;
+  std::vector<haddr_t> seen;  // a dataset under several hard links is one dataset
   CallbackError err;
 };
 
@@ -24,6 +26,11 @@ herr_t visit_link(hid_t group, const char* name, const H5L_info_t* info, void* d
     if (info->type != H5L_TYPE_HARD) return 0;
     Hid obj(H5Oopen(group, name, H5P_DEFAULT));
     if (!obj || H5Iget_type(obj.get()) != H5I_DATASET) return 0;
+    H5O_info_t oi{};
+    if (H5Oget_info(obj.get(), &oi) >= 0) {
+      if (std::find(v->seen.begin(), v->seen.end(), oi.addr) != v->seen.end()) return 0;
+      v->seen.push_back(oi.addr);
+    }
     Hid space(H5Dget_space(obj.get()));
     v->found.push_back({std::string("/") + name, space ? H5Sget_simple_extent_ndims(space.get()) : -1});
     return 0;
@@ -75,8 +82,16 @@ Hid open_dataset(hid_t file, Location& loc) {
   }
   Hid o(H5Oopen(file, loc.dataset.c_str(), H5P_DEFAULT));
   if (!o) {
-    H5Eclear2(H5E_DEFAULT);
+    const std::string reason = h5_reason();
+    // A name that is there but does not open is damage, not a wrong name.
     auto names = two_d(all_datasets(file));
+    H5L_info_t li{};
+    const bool hard = link_exists(file, loc.dataset) &&
+                      H5Lget_info(file, loc.dataset.c_str(), &li, H5P_DEFAULT) >= 0 && li.type == H5L_TYPE_HARD;
+    H5Eclear2(H5E_DEFAULT);
+    if (hard || std::find(names.begin(), names.end(), loc.dataset) != names.end())
+      throw Error(ErrorKind::input, loc.path + " is damaged: " + loc.dataset + " is named in it but cannot be opened (" +
+                                        reason + "); check the file, or copy it again");
     throw Error(ErrorKind::input, loc.path + " has no dataset " + loc.dataset +
                                       (names.empty() ? std::string("; it holds no 2-D dataset")
                                                      : "; its 2-D datasets: " + list_of(names) + " (name one as " +

@@ -9,7 +9,8 @@
 //   dataset.cpp  the open dataset shared by Hdf5Source and Hdf5Inplace
 //   chunks.cpp   direct chunk I/O: pread/pwrite, H5Dwrite_chunk, our codecs
 //   filters.cpp  our codecs registered with HDF5 where it has no plugin
-//   sink.cpp     the output: layout, attribute copy, Hdf5Sink
+//   sink.cpp     the output: layout, a new file or one added to, Hdf5Sink
+//   metadata.cpp what follows the axes: attributes, dimension scales, netCDF-4
 #pragma once
 #include <hdf5.h>
 
@@ -20,6 +21,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "gtranspose/error.hpp"
 #include "gtranspose/matrix.hpp"
@@ -69,10 +71,20 @@ class Hid {
   // Closes, ignoring failure. Quiet first: an object may be released by a
   // thread that never called HDF5.
   void reset();
+  // Gives the identifier up unclosed (see Hdf5Sink's destructor).
+  hid_t release() { return std::exchange(id_, H5I_INVALID_HID); }
 
  private:
   hid_t id_ = H5I_INVALID_HID;
 };
+
+// Gives up an open file HDF5 must not close (one whose metadata cannot be
+// written, or an existing file a run failed to add to): its descriptor is
+// pointed at /dev/null, so nothing more reaches the file, and its
+// identifier is dropped unclosed. Closing it would crash HDF5 1.10; its
+// shutdown at exit does too, where the program has not turned it off
+// (hdf5_no_shutdown_at_exit: the CLI does).
+void abandon_file(Hid& file);
 
 // Owns `id`, or throws gt::Error(kind) naming `what` when HDF5 failed (id < 0).
 Hid check(hid_t id, ErrorKind kind, const std::string& what);
@@ -139,6 +151,40 @@ Hid open_dataset(hid_t file, Location& loc);
 // dataset with such a filter can then be created, and read or written
 // through the library where the direct path does not apply.
 void register_missing_filters();
+// "HDF5 filter 32008 (bitshuffle), which this HDF5 cannot decode: install
+// ..." for the first filter of `dcpl` neither HDF5 nor a plugin nor our
+// codecs provide; "" when every one is there.
+std::string missing_filter(hid_t dcpl);
+
+// --- what follows the axes (metadata.cpp) -------------------------------------------
+
+// Copies every attribute of object `src` to object `dst` (`what` names it
+// in messages) but object references (re-made by attach_scales); with
+// `swap_axes`, the per-axis ones (DIMENSION_LABELS, _Netcdf4Coordinates)
+// in reverse order.
+void copy_attributes(hid_t src, hid_t dst, const std::string& what, bool swap_axes);
+// Gives `dcpl` (a dataset's, or `fcpl` a file's) the attribute and link
+// creation-order tracking of the source's (netCDF-4 lists in that order).
+void inherit_creation_order(hid_t src_dset, hid_t dcpl, hid_t fcpl);
+
+// The dimension scales of a 2-D source dataset, each for the other axis of
+// its transpose: copied into the output file, or (an existing output file
+// holding a scale of the same length at the same path) attached as they are.
+struct AxisScales {
+  struct Scale {
+    std::string path;
+    int out_dim = 0;
+    bool copy = true;
+  };
+  std::vector<Scale> scales;
+  std::vector<std::string> notes;  // scales left behind, and why
+};
+// `dst_file` is the existing file added to, or -1 for a new file.
+AxisScales plan_scales(hid_t src_dset, hid_t dst_file, const std::string& dst_dataset);
+// Copies (where planned) and attaches the scales to `dst_dset`.
+void attach_scales(const AxisScales& plan, hid_t src_file, hid_t dst_file, hid_t dst_dset, const std::string& what);
+// Whether link `path` exists in `file`, each of its groups checked first.
+bool link_exists(hid_t file, const std::string& path);
 
 // --- I/O (dataset.cpp) --------------------------------------------------------------
 

@@ -1,7 +1,13 @@
 // Talking to the HDF5 library: its error stack turned into gt::Error, the
 // closing of owned identifiers, and the property lists files and datasets
 // are opened with.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+
 #include "formats/hdf5/hdf5_internal.hpp"
+#include "gtranspose/format.hpp"
 
 namespace gt::fmt::h5 {
 namespace {
@@ -18,6 +24,21 @@ herr_t collect_error(unsigned, const H5E_error2_t* e, void* data) {
 
 }  // namespace
 
+void abandon_file(Hid& file) {
+  void* handle = nullptr;
+  if (file && H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle) >= 0 && handle) {
+    // Whatever HDF5 still writes (its shutdown, where a program kept it)
+    // goes nowhere, never into the file.
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+      ::dup2(null, *static_cast<int*>(handle));
+      ::close(null);
+    }
+  }
+  H5Eclear2(H5E_DEFAULT);
+  file.release();
+}
+
 void quiet() {
   thread_local bool done = false;
   if (!done) {
@@ -26,11 +47,33 @@ void quiet() {
   }
 }
 
+// One line, however HDF5 put it: its file drivers' messages carry a ctime()
+// (newline included) and the errno's text among descriptors and offsets;
+// that text is the reason, said first.
+static std::string one_line(const std::string& r) {
+  const std::string key = "error message = '";
+  const std::size_t at = r.find(key);
+  if (at != std::string::npos) {
+    const std::size_t end = r.find('\'', at + key.size());
+    if (end != std::string::npos) {
+      std::string what = r.substr(0, std::min(r.find(':'), r.find(',')));
+      return r.substr(at + key.size(), end - at - key.size()) + " (HDF5: " + what + ")";
+    }
+  }
+  std::string out;
+  for (char c : r) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    if (!(c == ' ' && (out.empty() || out.back() == ' '))) out += c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 std::string h5_reason() {
   std::string r;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &r);
   H5Eclear2(H5E_DEFAULT);
-  return r.empty() ? "HDF5 gave no reason" : r;
+  return r.empty() ? "HDF5 gave no reason" : one_line(r);
 }
 
 std::unique_lock<std::mutex> serial() {
@@ -91,3 +134,8 @@ Hid one_chunk_cache(std::uint64_t chunk_bytes) {
 }
 
 }  // namespace gt::fmt::h5
+
+// HDF5 1.10 crashes closing, in its shutdown at exit, a file whose metadata
+// cannot be written; such a file is abandoned (abandon_file) and the CLI
+// turns the shutdown off. Effective only before HDF5 starts.
+void gt::hdf5_no_shutdown_at_exit() { H5dont_atexit(); }

@@ -8,6 +8,14 @@
 // output's chunks are allocated at creation and written by pwrite at their
 // offsets. Other filters go through HDF5's pipeline with a one-chunk cache.
 // Every other output is contiguous and written by pwrite.
+//
+// OUT names a new file (written under a temporary name, renamed at
+// commit), or, as FILE:/dataset where FILE is an HDF5 file already, the
+// file the dataset is added to (as h5copy does): the dataset is created
+// anonymous (no link names it), its data written and synced, and only then
+// linked under its name ({force} first unlinks the dataset of that name,
+// nothing else). An interrupted run leaves no dataset of that name; what a
+// killed one can leave is the file space the unlinked data took.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -26,40 +34,6 @@
 namespace gt::fmt {
 namespace h5 {
 namespace {
-
-// --- attributes ---------------------------------------------------------------
-
-struct AttrCopy {
-  hid_t dst;
-  std::string what;
-  CallbackError err;
-};
-
-herr_t copy_one_attribute(hid_t src, const char* name, AttrCopy* ctx) {
-  Hid a = check(H5Aopen(src, name, H5P_DEFAULT), ErrorKind::output, std::string("cannot open attribute ") + name);
-  Hid t = check(H5Aget_type(a.get()), ErrorKind::output, std::string("cannot read the type of attribute ") + name);
-  // Object references (dimension-scale lists) point into the source file;
-  // copied as bytes they would point at garbage in the new one.
-  if (H5Tdetect_class(t.get(), H5T_REFERENCE) > 0) return 0;
-  Hid tc(H5Tcopy(t.get()));  // a transient copy: a committed type of the source file cannot cross files
-  Hid s = check(H5Aget_space(a.get()), ErrorKind::output, std::string("cannot read the shape of attribute ") + name);
-  hssize_t n = H5Sget_select_npoints(s.get());
-  std::vector<unsigned char> buf(std::max<std::size_t>(1, std::size_t(n < 0 ? 0 : n) * H5Tget_size(tc.get())));
-  if (n > 0 && H5Aread(a.get(), tc.get(), buf.data()) < 0)
-    fail(ErrorKind::output, std::string("cannot read attribute ") + name + " of the source");
-  Hid out = check(H5Acreate2(ctx->dst, name, tc.get(), s.get(), H5P_DEFAULT, H5P_DEFAULT), ErrorKind::output,
-                  std::string("cannot create attribute ") + name + " in " + ctx->what);
-  herr_t rc = n > 0 ? H5Awrite(out.get(), tc.get(), buf.data()) : 0;
-  const bool vlen = H5Tdetect_class(tc.get(), H5T_VLEN) > 0 || H5Tis_variable_str(tc.get()) > 0;
-  if (n > 0 && vlen) H5Dvlen_reclaim(tc.get(), s.get(), H5P_DEFAULT, buf.data());
-  if (rc < 0) fail(ErrorKind::output, std::string("cannot write attribute ") + name + " in " + ctx->what);
-  return 0;
-}
-
-herr_t copy_attribute(hid_t src, const char* name, const H5A_info_t*, void* data) {
-  auto* ctx = static_cast<AttrCopy*>(data);
-  return guarded(ctx->err, [&] { return copy_one_attribute(src, name, ctx); });
-}
 
 // --- the output's layout --------------------------------------------------------
 
@@ -161,55 +135,57 @@ Hid transient_type_of(hid_t dset) {
 
 class Hdf5Sink final : public Sink {
  public:
-  Hdf5Sink(const Location& loc, const Source& src, const SinkOptions& opts)
-      : loc_(loc), tmp_(checked_output(loc, opts)) {
+  Hdf5Sink(const Location& loc, const Source& src, const SinkOptions& opts) : loc_(loc) {
     quiet();
     info_ = src.info();
     info_.shape = src.info().shape.transposed();
     const NativeType native = src.native_type();
-    // An HDF5 source's dataset: its datatype, attributes and chunk layout are copied.
+    // An HDF5 source's dataset: its datatype, attributes, chunk layout and
+    // dimension scales are carried over.
     const hid_t in = native.hdf5_dataset;
+    adding_ = !loc_.dataset.empty() && path_exists(loc_.path);
     if (loc_.dataset.empty()) loc_.dataset = in >= 0 ? src.location().dataset : "/data";
-    // Create the file ourselves first so an unwritable folder reports the OS reason.
-    create_output_file(tmp_.path(), loc_.path);
-    const Hid fapl = output_fapl();
-    file_ = check(H5Fcreate(tmp_.path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), ErrorKind::output,
-                  "cannot create " + loc_.path + " as HDF5");
+    if (adding_) open_target(opts.force);
+    else create_file(opts, in);
     Hid type = in >= 0 ? transient_type_of(in) : type_for(info_, native.npy_descr);
     if (!type) fail(ErrorKind::output, "cannot create the element type of " + loc_.path);
     if (H5Tget_size(type.get()) != info_.elem_size)
       throw Error(ErrorKind::internal, "HDF5 type size differs from the element size for " + loc_.path);
     hsize_t dims[2] = {info_.shape.rows, info_.shape.cols};
     Hid space = check(H5Screate_simple(2, dims, nullptr), ErrorKind::output, "cannot describe " + loc_.path);
-    Hid lcpl(H5Pcreate(H5P_LINK_CREATE));
-    H5Pset_create_intermediate_group(lcpl.get(), 1);
     // Our codecs stand in for filters this HDF5 lacks, so the output can
     // keep the input's pipeline (or the one asked for) as it is.
     register_missing_filters();
     layout_ = in >= 0 ? chunked_layout(in) : requested_layout(opts, info_);
-    if (layout_.dcpl) create_chunked(type.get(), space.get(), lcpl.get());
+    if (layout_.dcpl) create_chunked(type.get(), space.get(), in);
     if (!dset_) {
       Hid dcpl(H5Pcreate(H5P_DATASET_CREATE));
       H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS);
       // Allocate now, never write fill values: every element gets written by us.
       H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
       H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
-      dset_ = check(H5Dcreate2(file_.get(), loc_.dataset.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(),
-                               H5P_DEFAULT),
-                    ErrorKind::output, "cannot create dataset " + loc_.dataset + " in " + loc_.path);
+      if (in >= 0) inherit_creation_order(in, dcpl.get(), H5I_INVALID_HID);
+      dset_ = check(create_dataset(type.get(), space.get(), dcpl.get(), H5P_DEFAULT), ErrorKind::output,
+                    "cannot create " + what());
     }
     type_ = std::move(type);
     if (in >= 0) {
-      AttrCopy ctx{dset_.get(), what(), {}};
-      hsize_t idx = 0;
-      const herr_t rc = H5Aiterate2(in, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attribute, &ctx);
-      ctx.err.rethrow();
-      if (rc < 0) fail(ErrorKind::output, "cannot copy the attributes of " + src.describe());
+      copy_attributes(in, dset_.get(), what(), true);
+      src_file_ = Hid(H5Iget_file_id(in));
+      scales_ = plan_scales(in, adding_ ? file_.get() : H5I_INVALID_HID, loc_.dataset);
+      if (!adding_) {
+        // A new file gets the input file's global attributes (netCDF-4's
+        // _NCProperties and the file's own): netCDF reads it as netCDF-4.
+        Hid from = check(H5Oopen(src_file_.get(), "/", H5P_DEFAULT), ErrorKind::output, "cannot open the input's root group");
+        Hid to = check(H5Oopen(file_.get(), "/", H5P_DEFAULT), ErrorKind::output, "cannot open the root group of " + loc_.path);
+        copy_attributes(from.get(), to.get(), "the root group of " + loc_.path, false);
+      }
     }
+    if (adding_) settle_target();
     const haddr_t off = layout_.dcpl ? HADDR_UNDEF : H5Dget_offset(dset_.get());
     H5Eclear2(H5E_DEFAULT);
     if (off != HADDR_UNDEF) {
-      fd_ = open_existing(tmp_.path(), true, loc_.path);
+      fd_ = open_existing(file_path(), true, loc_.path);
       plain_.fd = fd_.get();
       plain_.data_offset = off;
       plain_.logical = info_.shape;
@@ -219,9 +195,88 @@ class Hdf5Sink final : public Sink {
     }
   }
 
+  // A new file, under a temporary name; its root tracks creation order as
+  // the input's does (netCDF-4's files do).
+  void create_file(const SinkOptions& opts, hid_t in) {
+    check_output_path(loc_.path, opts.force);  // what checked_output() checks (TempPath does not move)
+    tmp_.emplace(loc_.path, opts.force ? Replace::yes : Replace::no);
+    // Create the file ourselves first so an unwritable folder reports the OS reason.
+    create_output_file(tmp_->path(), loc_.path);
+    const Hid fapl = output_fapl();
+    Hid fcpl(H5Pcreate(H5P_FILE_CREATE));
+    if (in >= 0) inherit_creation_order(in, H5I_INVALID_HID, fcpl.get());
+    file_ = check(H5Fcreate(tmp_->path().c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), ErrorKind::output,
+                  "cannot create " + loc_.path + " as HDF5");
+  }
+
+  // An existing file the dataset is added to. Refused: a file that is not
+  // HDF5, a dataset of that name without {force}, a group or link there.
+  void open_target(bool force) {
+    check_output_path(loc_.path, true);  // never through a link, never a device
+    const htri_t is = H5Fis_hdf5(loc_.path.c_str());
+    H5Eclear2(H5E_DEFAULT);
+    if (is <= 0)
+      throw Error(ErrorKind::output, loc_.path + " exists and is not an HDF5 file: a dataset (" + loc_.dataset +
+                                         ") is added only to an HDF5 file; name another output, or remove it");
+    const Hid fapl = strong_close_fapl();
+    file_ = check(H5Fopen(loc_.path.c_str(), H5F_ACC_RDWR, fapl.get()), ErrorKind::output,
+                  "cannot open " + loc_.path + " to add " + loc_.dataset);
+    if (link_exists(file_.get(), loc_.dataset)) {
+      H5O_info_t oi{};
+      if (H5Oget_info_by_name(file_.get(), loc_.dataset.c_str(), &oi, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_DATASET) {
+        H5Eclear2(H5E_DEFAULT);
+        throw Error(ErrorKind::output, loc_.dataset + " in " + loc_.path +
+                                           " is not a dataset (a group, or a link to nothing): {force} replaces only "
+                                           "a dataset; name another");
+      }
+      if (!force)
+        throw Error(ErrorKind::output, "dataset " + loc_.dataset + " exists in " + loc_.path +
+                                           ": use {force} to replace that dataset (the rest of the file is kept)");
+      replace_ = true;
+    }
+    // Each group on the way is a group, or is made at commit.
+    for (std::size_t pos = loc_.dataset.find('/', 1); pos != std::string::npos; pos = loc_.dataset.find('/', pos + 1)) {
+      const std::string group = loc_.dataset.substr(0, pos);
+      if (!link_exists(file_.get(), group)) break;
+      H5O_info_t oi{};
+      if (H5Oget_info_by_name(file_.get(), group.c_str(), &oi, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP) {
+        H5Eclear2(H5E_DEFAULT);
+        throw Error(ErrorKind::output, group + " in " + loc_.path + " is not a group: " + loc_.dataset +
+                                           " cannot be added there; name another dataset");
+      }
+    }
+  }
+
+  // A file added to, before any data: its end extended to all HDF5 has
+  // allocated (a kill must not leave a file shorter than its superblock
+  // says: HDF5 would call it truncated), then its metadata flushed. From
+  // here a failed or killed run leaves the file as it is now: the new
+  // dataset unreachable, its space in the file.
+  void settle_target() {
+    haddr_t eoa = 0;
+    if (H5Fget_eoa(file_.get(), &eoa) < 0) fail(ErrorKind::output, "cannot read the end of " + loc_.path);
+    const Fd f = open_existing(loc_.path, true, loc_.path);
+    eoa += chunk_address_base(file_.get());  // past a user block
+    if (file_size(f.get(), loc_.path) < eoa && ::ftruncate(f.get(), off_t(eoa)) != 0)
+      throw_errno(ErrorKind::output, "cannot extend " + loc_.path + " for " + loc_.dataset);
+    if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) fail(ErrorKind::output, "cannot add " + loc_.dataset + " to " + loc_.path);
+  }
+
+  // The dataset, linked under its name in a new file; anonymous in a file
+  // added to (commit links it).
+  hid_t create_dataset(hid_t type, hid_t space, hid_t dcpl, hid_t dapl) {
+    if (adding_) return H5Dcreate_anon(file_.get(), type, space, dcpl, dapl);
+    Hid lcpl(H5Pcreate(H5P_LINK_CREATE));
+    H5Pset_create_intermediate_group(lcpl.get(), 1);
+    return H5Dcreate2(file_.get(), loc_.dataset.c_str(), type, space, lcpl.get(), dcpl, dapl);
+  }
+
+  // The file written: the temporary one, or the one added to.
+  const std::string& file_path() const { return tmp_ ? tmp_->path() : loc_.path; }
+
   // The chunked output: direct chunk I/O where every filter is ours, else
   // HDF5's pipeline; contiguous (layout_.note says why) when HDF5 refuses it.
-  void create_chunked(hid_t type, hid_t space, hid_t lcpl) {
+  void create_chunked(hid_t type, hid_t space, hid_t in) {
     const std::uint64_t chunk_bytes = layout_.chunk.rows * layout_.chunk.cols * info_.elem_size;
     if (layout_.nfilters == 0) {
       // Unfiltered: every chunk allocated now, so its offset is known and
@@ -236,7 +291,8 @@ class Hdf5Sink final : public Sink {
     // is compressed and stored once. The direct path passes it by; only a
     // write of part of a chunk (never a planned tile) goes through it.
     Hid dapl = one_chunk_cache(chunk_bytes);
-    dset_ = Hid(H5Dcreate2(file_.get(), loc_.dataset.c_str(), type, space, lcpl, layout_.dcpl.get(), dapl.get()));
+    if (in >= 0) inherit_creation_order(in, layout_.dcpl.get(), H5I_INVALID_HID);
+    dset_ = Hid(create_dataset(type, space, layout_.dcpl.get(), dapl.get()));
     if (!dset_) {
       layout_.note = "contiguous: HDF5 could not create it chunked " + to_string(layout_.chunk) +
                      (layout_.filters.empty() ? "" : " with " + layout_.filters) + " (" + h5_reason() + ")";
@@ -260,7 +316,7 @@ class Hdf5Sink final : public Sink {
       return;
     }
     for (const codecs::FilterSpec& f : specs) stored_filters_.push_back({f.id, f.flags, f.values});
-    chunk_fd_ = open_existing(tmp_.path(), true, loc_.path);
+    chunk_fd_ = open_existing(file_path(), true, loc_.path);
     ChunkIo::Setup cs;
     cs.dset = dset_.get();
     cs.fd = chunk_fd_.get();
@@ -275,20 +331,28 @@ class Hdf5Sink final : public Sink {
   }
 
   ~Hdf5Sink() override {
-    if (file_) {
-      // Not committed: the temp file is about to be removed. Unlinking the
-      // dataset first frees its space, so the close need not extend the file
-      // to the dataset's end: after a full disk that extension fails, and a
-      // failed close leaves HDF5 a file it crashes on at process exit.
-      quiet();
+    quiet();
+    chunks_.reset();
+    if (!file_) return;
+    // Not committed. A file added to is left as its last flush made it
+    // (before any data): nothing of the failed run is written into it.
+    // A new file is about to be removed: the dataset is unlinked first, its
+    // space freed, so the close need not extend the file; a file that
+    // cannot take its metadata (a full disk, a file-size limit) is emptied
+    // and abandoned, never closed (see abandon_file).
+    if (!adding_ && H5Fflush(file_.get(), H5F_SCOPE_LOCAL) >= 0) {
       dset_.reset();
       H5Ldelete(file_.get(), loc_.dataset.c_str(), H5P_DEFAULT);
-      H5Eclear2(H5E_DEFAULT);
+      type_.reset();
+      if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) >= 0) {
+        file_.reset();
+        return;
+      }
     }
-    chunks_.reset();
-    dset_.reset();
-    type_.reset();
-    file_.reset();
+    if (tmp_) (void)::truncate(tmp_->path().c_str(), 0);
+    dset_.release();
+    type_.release();
+    abandon_file(file_);
   }
 
   const MatrixInfo& info() const override { return info_; }
@@ -312,7 +376,7 @@ class Hdf5Sink final : public Sink {
     // A chunked output: HDF5 places the chunks, so start write-back of all
     // that has reached the file so far (the final fsync then waits for the
     // tail only: on the H100 machine it took 4-8 s of an 8 GiB run without).
-    if (!wb_fd_) wb_fd_ = Fd(::open(tmp_.path().c_str(), O_RDONLY | O_CLOEXEC));
+    if (!wb_fd_) wb_fd_ = Fd(::open(file_path().c_str(), O_RDONLY | O_CLOEXEC));
     if (wb_fd_) ::sync_file_range(wb_fd_.get(), 0, 0, SYNC_FILE_RANGE_WRITE);  // a hint: errors are the fsync's to report
   }
   // The library path's chunk cache (and the compressed copy of the chunk
@@ -334,6 +398,12 @@ class Hdf5Sink final : public Sink {
         chunks_ && library_bytes_ ? "; " + format_bytes(library_bytes_) + " through the HDF5 library (writes of part of a chunk)" : "";
     if (chunks_) r.notes.push_back("HDF5 write: " + chunks_->note("encoded") + partial);
     else if (!path_note_.empty()) r.notes.push_back("HDF5 write: " + path_note_);
+    for (const std::string& n : scales_.notes) r.notes.push_back("HDF5 metadata: " + n);
+    if (!scales_.scales.empty()) {
+      std::string names;
+      for (const auto& sc : scales_.scales) names += (names.empty() ? "" : ", ") + sc.path + " -> axis " + std::to_string(sc.out_dim);
+      r.notes.push_back("HDF5 metadata: dimension scales swapped with the axes (" + names + ")");
+    }
     return r;
   }
 
@@ -343,7 +413,7 @@ class Hdf5Sink final : public Sink {
     SharedLayout l;
     if (fd_) {
       l.kind = SharedLayout::plain;
-      l.path = tmp_.path();
+      l.path = file_path();  // the new file under its temporary name, or the file the dataset is added to
       l.data_offset = plain_.data_offset;
     } else if (chunks_) {
       l.kind = SharedLayout::chunks;
@@ -362,13 +432,33 @@ class Hdf5Sink final : public Sink {
     quiet();
     chunks_.reset();
     chunk_fd_.reset();
+    if (adding_) link_dataset();
+    attach_scales(scales_, src_file_.get(), file_.get(), dset_.get(), what());
+    // Flushed first: a close that fails cannot be undone (see ~Hdf5Sink).
+    if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) fail(ErrorKind::io, "cannot finish writing " + loc_.path);
     dset_.close();
     type_.close();
     if (!file_.close()) fail(ErrorKind::io, "cannot finish writing " + loc_.path);
-    Fd f = fd_ ? std::move(fd_) : open_existing(tmp_.path(), false, loc_.path);
+    Fd f = fd_ ? std::move(fd_) : open_existing(file_path(), false, loc_.path);
     sync_file(f.get(), loc_.path, false);
     f.reset();
-    tmp_.commit();
+    if (tmp_) tmp_->commit();
+  }
+
+  // A file added to: the data and the metadata that finds it on disk
+  // first, then the name (the old dataset's unlinked just before).
+  void link_dataset() {
+    if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) fail(ErrorKind::io, "cannot finish writing " + what());
+    {
+      Fd f = open_existing(loc_.path, false, loc_.path);
+      sync_file(f.get(), loc_.path, false);
+    }
+    if (replace_ && H5Ldelete(file_.get(), loc_.dataset.c_str(), H5P_DEFAULT) < 0)
+      fail(ErrorKind::output, "cannot replace " + what());
+    Hid lcpl(H5Pcreate(H5P_LINK_CREATE));
+    H5Pset_create_intermediate_group(lcpl.get(), 1);
+    if (H5Olink(dset_.get(), file_.get(), loc_.dataset.c_str(), lcpl.get(), H5P_DEFAULT) < 0)
+      fail(ErrorKind::output, "cannot name " + what());
   }
 
   // "HDF5 dataset /x (f32, 20x10, chunked 5x4, shuffle+deflate) in out.h5",
@@ -379,7 +469,8 @@ class Hdf5Sink final : public Sink {
       layout = ", chunked " + to_string(layout_.chunk) + (layout_.filters.empty() ? "" : ", " + layout_.filters);
     return "HDF5 dataset " + loc_.dataset + " (" + type_text(info_, std::to_string(info_.elem_size) + "-byte elements") +
            ", " + to_string(info_.shape) + layout + ") in " + loc_.path +
-           (layout_.note.empty() ? "" : " (" + layout_.note + ")");
+           (layout_.note.empty() ? "" : " (" + layout_.note + ")") +
+           (adding_ ? (replace_ ? " (replacing the dataset of that name)" : " (added to the file)") : "");
   }
 
  private:
@@ -389,11 +480,15 @@ class Hdf5Sink final : public Sink {
   MatrixInfo info_;
   OutputLayout layout_;
   std::uint64_t reserved_ = 0;
-  TempPath tmp_;  // destroyed after the HDF5 ids and the descriptor below
+  bool adding_ = false;   // the dataset is added to an existing file
+  bool replace_ = false;  // ... replacing a dataset of its name ({force})
+  AxisScales scales_;
+  std::optional<TempPath> tmp_;  // a new file's; destroyed after the HDF5 ids and the descriptors below
   Fd fd_;
   Fd wb_fd_;  // a chunked output's file, only to start its write-back
   Fd chunk_fd_;  // a direct chunked output's file, for pwrite
   PlainMatrix plain_;
+  Hid src_file_;  // the input's file, whose scales are copied at commit
   Hid file_, dset_, type_;
   std::unique_ptr<ChunkIo> chunks_;  // direct chunk I/O, over dset_ and chunk_fd_
   std::vector<StoredFilter> stored_filters_;  // chunks_'s pipeline, for shared_layout()

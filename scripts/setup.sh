@@ -26,7 +26,10 @@ say() { printf '== %s\n' "$*"; }
 # The HDF5 codecs: zlib always; libdeflate, zstd, lz4, libaec (szip) and
 # c-blosc where found (CMake says which). The HDF5 plugins and hdf5plugin let
 # HDF5's own pipeline, h5py and h5dump read lz4 and blosc for the cross-checks.
+# nlohmann-json writes the JSON report and its tests read it; help2man makes
+# the man page from --help; tmux gives the progress bar's test a terminal.
 packages=(build-essential cmake ninja-build pkg-config libhdf5-dev hdf5-tools libcli11-dev libgtest-dev libgmock-dev
+          nlohmann-json3-dev help2man tmux
           python3-numpy python3-h5py python3-dev pybind11-dev python3-pytest
           zlib1g-dev libdeflate-dev libzstd-dev liblz4-dev libaec-dev libblosc-dev
           hdf5-filter-plugin hdf5-filter-plugin-blosc-serial python3-hdf5plugin)

@@ -92,7 +92,7 @@ TEST(Cli, HdfDatasetPathsAndJsonReport) {
   ASSERT_EQ(r.exit_code, 0) << why(r);
   expect_transposed(d / "b.h5:/out/xT", 2);
   std::string j = gt::test::file_contents(d / "r.json");
-  for (const char* key : {"\"engine\": \"cpu\"", "\"rows\": 90", "\"cols\": 70", "\"wall_s\"", "\"stages\""})
+  for (const char* key : {"\"engine\": \"cpu\"", "\"dataset\": \"/grp/x\"", "\"dataset\": \"/out/xT\"", "\"wall_s\"", "\"stages\""})
     EXPECT_NE(j.find(key), std::string::npos) << key << "\n" << j;
   // Without a dataset path in OUT the input's name is kept.
   Result k = gtranspose({d / "a.h5", d / "c.h5", "--engine", "cpu", "-q"});

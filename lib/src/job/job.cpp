@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/stages.hpp"
+#include "job/job_internal.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/journal.hpp"
 #include "gtranspose/sizes.hpp"
@@ -22,7 +23,9 @@ bool file_exists(const std::string& path) {
   return !path.empty() && ::stat(path.c_str(), &st) == 0;
 }
 
-void check_request(const JobOptions& o) {
+}  // namespace
+
+void check_job_request(const JobOptions& o) {
   if (o.input.empty()) throw Error(ErrorKind::usage, "no input given: name the matrix to transpose");
   if (o.in_place && !o.output.empty())
     throw Error(ErrorKind::usage, "{in_place} takes no output file: drop the output, or drop {in_place}");
@@ -34,6 +37,8 @@ void check_request(const JobOptions& o) {
     throw Error(ErrorKind::usage,
                 "the output is the same file as the input: name another output, or use {in_place} (square matrices)");
 }
+
+namespace {
 
 SideTraits traits_of(bool concurrent, const HostView* v) {
   SideTraits t;
@@ -193,13 +198,22 @@ RunReport execute_inplace(Engine& engine, InplaceMatrix& m, InplaceWriter& write
 }
 
 RunReport run_job(const JobOptions& opts) {
-  check_request(opts);
+  check_job_request(opts);
   const EngineDecision decision = decide_engine(opts.engine);
   std::unique_ptr<Engine> engine = make_engine(decision.kind);
 
   RunReport report;
+  // What the report's input and output objects say, read once every file
+  // of the run is closed (describe_matrix opens an HDF5 file itself).
+  struct Described {
+    Location loc;
+    MatrixInfo info;
+  } in_side, out_side;
   if (opts.in_place) {
     auto m = open_inplace(opts.input, opts.open);
+    in_side = {m->location(), m->info()};
+    out_side = in_side;
+    out_side.info.shape = in_side.info.shape.transposed();
     // One run at a time on a file transposed in place, whatever names it.
     const std::string file = m->location().path;
     const FileLock lock = lock_file(file, true);
@@ -228,6 +242,8 @@ RunReport run_job(const JobOptions& opts) {
     const std::string out_file = parse_location(opts.output).path;
     if (file_exists(out_file)) refuse_if_pending(out_file, "replace");
     auto sink = create_sink(opts.output, *src, opts.sink);
+    in_side = {src->location(), src->info()};
+    out_side = {output_location(opts.output, opts.sink.format), sink->info()};
     const auto t0 = Clock::now();
     report = src->stores_transpose() ? copy_stored_transpose(*engine, *src, *sink, opts.run)
                                      : execute(*engine, *src, *sink, opts.run);
@@ -240,6 +256,8 @@ RunReport run_job(const JobOptions& opts) {
     }
   }
   if (!decision.note.empty()) report.notes.insert(report.notes.begin(), decision.note);
+  report.in_matrix = describe_matrix(in_side.loc, in_side.info, report.input);
+  report.out_matrix = describe_matrix(out_side.loc, out_side.info, report.output);
   return report;
 }
 

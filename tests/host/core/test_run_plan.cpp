@@ -126,7 +126,9 @@ TEST(RunPlan, ReservedBytesComeOutOfTheHostBudget) {
 // A compressed chunked HDF5 input and output: 512x512 f32 chunks (1 MiB),
 // each codec thread holding two buffers of a chunk and a bit (deflate's bound).
 PlanRequest chunked(std::uint64_t host_mem, int threads = 16) {
-  PlanRequest r = request(RunMode::out_of_place, {40000, 30000}, 4, host_mem, 4 * GiB);
+  // No {device_mem}: the CPU engine refuses one, and the CUDA default (half
+  // the free memory) holds the tiles.
+  PlanRequest r = request(RunMode::out_of_place, {40000, 30000}, 4, host_mem);
   r.preferred_block = {512, 512};
   r.codec_in = r.codec_out = {threads, 2 * MiB + 2048};
   r.what = "HDF5 dataset /x in c.h5";

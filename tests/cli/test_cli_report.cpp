@@ -298,3 +298,34 @@ TEST(DryRun, RefusesWhatTheRunWouldRefuse) {
   EXPECT_EQ(r.exit_code, 2) << why(r);
   EXPECT_EQ(d.entries(), (std::vector<std::string>{"in.raw", "out.npy"}));
 }
+
+// What a dry run plans is what the run then runs: the same plan object.
+TEST(DryRun, PlansWhatTheRunRuns) {
+  TempDir d;
+  generate(d / "in.raw", "700x500", "f32");
+  ASSERT_EQ(gtgen({d / "c.h5:/x", "--shape", "300x260", "--dtype", "f64", "--values", "smooth", "--chunk", "64x48",
+                   "--filters", "shuffle,gzip=4", "-q"})
+                .exit_code,
+            0);
+  generate(d / "sq.npy", "300x300", "u16");
+  generate(d / "rect.raw", "200x600", "i8");
+  const std::vector<std::vector<std::string>> runs = {
+      {d / "in.raw", d / "o.npy", "--shape", "700x500", "--dtype", "f32", "--tile", "16K"},
+      {d / "c.h5", d / "o.h5", "--host-mem", "64M"},
+      {d / "sq.npy", "--in-place", "--tile", "8K"},
+      {d / "rect.raw", "--in-place", "--shape", "200x600", "--dtype", "i8"},
+  };
+  for (std::vector<std::string> args : runs) {
+    args.insert(args.end(), {"--engine", "cpu", "--threads", "2", "--json", "-", "-q"});
+    SCOPED_TRACE(args[0]);
+    std::vector<std::string> dry = args;
+    dry.push_back("--dry-run");
+    Result p = gtranspose(dry);
+    ASSERT_EQ(p.exit_code, 0) << why(p);
+    Result r = gtranspose(args);
+    ASSERT_EQ(r.exit_code, 0) << why(r);
+    json planned = json::parse(p.out).at("plan"), ran = json::parse(r.out).at("plan");
+    for (json* j : {&planned, &ran}) j->erase("estimate"), j->erase("notes");
+    EXPECT_EQ(planned, ran) << "dry run:\n" << planned.dump(1) << "\nrun:\n" << ran.dump(1);
+  }
+}

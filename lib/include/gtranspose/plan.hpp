@@ -249,6 +249,9 @@ constexpr std::uint64_t kPermuteBufferBytes = std::uint64_t(64) << 20;
 // threads, staging, peak memory, and in place the journal's size. No
 // estimate: a dry run adds one (job.hpp: preview_job).
 [[nodiscard]] PlanSummary summarize_plan(const RunPlan& plan);
+// A rectangle in place: `s` summarizes one block's plan; the journal's
+// figures become the whole run's (every block and the permutation).
+void add_rectangle(PlanSummary& s, const InplaceShape& shape, const PermutePlan& permute);
 // The journal's two header slots before its data (inplace/journal_internal.hpp).
 constexpr std::uint64_t kJournalHeaderBytes = 8192;
 

@@ -178,6 +178,8 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
     if (st.kind == InplaceStage::permute) r.stage("permute") = {"permute", s, stages.stage_bytes()};
   }
   add_writer_stats(r, stages);
+  if (!r.plan.engine.empty())
+    add_rectangle(r.plan, is, plan_permute(is, whole.info().elem_size, opts.host_mem, whole.reserved_bytes()));
   r.mode = mode_name(RunMode::in_place);
   r.shape = shape;
   r.elem_size = whole.info().elem_size;

@@ -84,16 +84,8 @@ JobPreview preview_job(const JobOptions& opts) {
         throw Error(ErrorKind::usage, "{resume}: " + file + " has no journal, so no interrupted run to finish: drop {resume}");
       const InplaceShape is = plan_inplace_shape(info.shape, text);
       pv.plan = summarize_plan(plan_run(inplace_request(*src, is.side, opts.run), caps));
-      if (is.kind != InplaceShape::square) {
-        // Each block journals as a square of its side; the permutation
-        // saves one segment per chain (PermutePlan).
-        const PermutePlan pp = plan_permute(is, info.elem_size, opts.run.host_mem, src->reserved_bytes());
-        const std::uint64_t saved = pp.chains * pp.segment_bytes;
-        pv.plan.journal_bytes = pv.plan.journal_bytes * is.blocks + saved;
-        pv.plan.journal_file_bytes = std::max(pv.plan.journal_file_bytes, saved + kJournalHeaderBytes);
-        notes.push_back("rectangle in place: " + std::to_string(is.blocks) + " square blocks of " +
-                        std::to_string(is.side) + ", each run with the plan shown, and a permutation of rows");
-      }
+      if (is.kind != InplaceShape::square)
+        add_rectangle(pv.plan, is, plan_permute(is, info.elem_size, opts.run.host_mem, src->reserved_bytes()));
       if (opts.resume)
         notes.push_back("resuming: the interrupted run's journal fixes its tile size and where it goes on; the plan "
                         "shown is a fresh run's");

@@ -1,6 +1,7 @@
 // A run plan as a user sees it (plan.hpp: summarize_plan): what --dry-run
 // prints and what a real run's report begins with. It decides nothing: it
 // reads the RunPlan that plan_run() made.
+#include <algorithm>
 #include <string>
 
 #include "gtranspose/plan.hpp"
@@ -62,6 +63,16 @@ PlanSummary summarize_plan(const RunPlan& p) {
   }
   s.notes = p.notes;
   return s;
+}
+
+void add_rectangle(PlanSummary& s, const InplaceShape& shape, const PermutePlan& permute) {
+  // Each block journals as a square of its side (the summary's figures);
+  // the permutation saves one segment per chain of a group.
+  const std::uint64_t saved = permute.chains * permute.segment_bytes;
+  s.journal_bytes = s.journal_bytes * shape.blocks + saved;
+  s.journal_file_bytes = std::max(s.journal_file_bytes, saved + kJournalHeaderBytes);
+  s.notes.push_back("rectangle in place: " + std::to_string(shape.blocks) + " square blocks of " +
+                    std::to_string(shape.side) + ", each run with the plan shown, and a permutation of rows");
 }
 
 }  // namespace gt

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.hpp"
+#include "support/gpu.hpp"
 
 using cli::generate;
 using cli::gtgen;
@@ -299,8 +300,10 @@ TEST(DryRun, RefusesWhatTheRunWouldRefuse) {
   EXPECT_EQ(d.entries(), (std::vector<std::string>{"in.raw", "out.npy"}));
 }
 
+namespace {
+
 // What a dry run plans is what the run then runs: the same plan object.
-TEST(DryRun, PlansWhatTheRunRuns) {
+void expect_dry_run_plans_the_run(const std::string& engine) {
   TempDir d;
   generate(d / "in.raw", "700x500", "f32");
   ASSERT_EQ(gtgen({d / "c.h5:/x", "--shape", "300x260", "--dtype", "f64", "--values", "smooth", "--chunk", "64x48",
@@ -316,7 +319,8 @@ TEST(DryRun, PlansWhatTheRunRuns) {
       {d / "rect.raw", "--in-place", "--shape", "200x600", "--dtype", "i8"},
   };
   for (std::vector<std::string> args : runs) {
-    args.insert(args.end(), {"--engine", "cpu", "--threads", "2", "--json", "-", "-q"});
+    args.insert(args.end(), {"--engine", engine, "--json", "-", "-q"});
+    if (engine == "cpu") args.insert(args.end(), {"--threads", "2"});
     SCOPED_TRACE(args[0]);
     std::vector<std::string> dry = args;
     dry.push_back("--dry-run");
@@ -328,4 +332,13 @@ TEST(DryRun, PlansWhatTheRunRuns) {
     for (json* j : {&planned, &ran}) j->erase("estimate"), j->erase("notes");
     EXPECT_EQ(planned, ran) << "dry run:\n" << planned.dump(1) << "\nrun:\n" << ran.dump(1);
   }
+}
+
+}  // namespace
+
+TEST(DryRun, PlansWhatTheRunRuns) { expect_dry_run_plans_the_run("cpu"); }
+
+TEST(DryRun, PlansWhatTheCudaRunRuns) {
+  GT_SKIP_WITHOUT_GPU();
+  expect_dry_run_plans_the_run("cuda");
 }

@@ -13,8 +13,8 @@ if ! command -v tmux >/dev/null; then
   exit 77
 fi
 dir=$(mktemp -d)
-sock="gt-progress-$$"
-cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$dir"; }
+sock=""
+cleanup() { [ -z "$sock" ] || tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -n "${pane:-}" ] && printf '%s\n' "--- pane:" "$pane" "---"; exit 1; }
 
@@ -32,7 +32,10 @@ chmod +x "$dir/r"
 [ ! -s "$dir/err.txt" ] || fail "stderr not a terminal, yet it got: $(od -c "$dir/err.txt" | head -3)"
 
 for width in 40 80 200; do
-  tmux -L "$sock" kill-server 2>/dev/null || true
+  # A server of its own per width: a new session on a server still shutting
+  # down can find it gone.
+  [ -z "$sock" ] || tmux -L "$sock" kill-server 2>/dev/null || true
+  sock="gt-progress-$$-$width"
   tmux -L "$sock" -f /dev/null new-session -d -s t -x "$width" -y 12 -c "$dir" "env PS1='$ ' bash --norc --noprofile -i"
   sleep 0.3
   real=$(tmux -L "$sock" display -p -t t '#{pane_width}')

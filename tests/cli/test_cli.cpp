@@ -276,7 +276,10 @@ TEST(Signals, InterruptInPlaceSaysTheFileIsPartlyTransposed) {
   TempDir d;
   generate(d / "m.raw", "8192x8192", "f32");
   cli::Limits lim;
-  lim.signal_after_ms = 300;
+  // Late enough that a loaded machine (ctest -j2 beside a build) has started
+  // the run and its handlers (at 300 ms the CUDA build was once killed
+  // before, silently); the run, 256 MiB through 1 MiB, lasts many seconds.
+  lim.signal_after_ms = 1000;
   Result r = gtranspose({d / "m.raw", "--in-place", "--shape", "8192x8192", "--dtype", "f32", "--engine", "cpu",
                          "--host-mem", "1M", "--threads", "1"},
                         lim);

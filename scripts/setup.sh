@@ -29,7 +29,10 @@ say() { printf '== %s\n' "$*"; }
 # OpenMPI: `mpirun -n N gtranspose` and its tests (ctest runs mpirun -n 2).
 # netCDF's tools (ncgen, ncdump), netCDF4-python and xarray read transposed
 # netCDF-4 variables back in the tests (tests/cli/test_cli_hdf5_meta.cpp).
+# nlohmann-json writes the JSON report and its tests read it; help2man makes
+# the man page from --help; tmux gives the progress bar's test a terminal.
 packages=(build-essential cmake ninja-build pkg-config libhdf5-dev hdf5-tools libcli11-dev libgtest-dev libgmock-dev
+          nlohmann-json3-dev help2man tmux
           python3-numpy python3-h5py python3-dev pybind11-dev python3-pytest
           zlib1g-dev libdeflate-dev libzstd-dev liblz4-dev libaec-dev libblosc-dev
           hdf5-filter-plugin hdf5-filter-plugin-blosc-serial python3-hdf5plugin

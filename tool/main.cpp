@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "about.hpp"
 #include "common.hpp"
 #include "gtranspose/bench.hpp"
 #include "gtranspose/cuda.hpp"
@@ -52,7 +53,7 @@ void refuse_inapplicable(const CLI::App& app, Mode mode) {
       {"--device-mem", true, false, true}, {"--streams", true, false, true},  {"--threads", true, true, false},
       {"--reps", false, true, true},      {"--warmup", false, true, true},    {"--seed", false, true, true},
       {"--no-peers", false, true, false}, {"--sweep", false, true, false},    {"--host-modes", false, false, true},
-      {"--random-shapes", false, true, false},
+      {"--random-shapes", false, true, false}, {"--dry-run", true, false, false},
   };
   const char* name = mode == Mode::job ? "a transpose (IN OUT, or IN --in-place)" : mode == Mode::bench ? "--bench" : "--bench-host";
   for (const Rule& r : kRules) {
@@ -84,8 +85,8 @@ int main(int argc, char** argv) {
       "gtranspose"};
   std::string in, out, shape, dtype, engine = "auto", kernel = "auto", json, host_mem, device_mem, tile, chunk, format;
   bool in_place = false, resume = false, force = false, quiet = false, list = false, bench = false, no_peers = false,
-       sweep = false, version = false, bench_host = false;
-  std::string host_modes = "pinned,pageable";
+       sweep = false, version = false, bench_host = false, dry_run = false;
+  std::string host_modes = "pinned,pageable", list_datasets;
   int threads = 0, streams = 0, reps = 50, warmup = 5, random_shapes = 0;
   std::uint64_t seed = 12345;
 
@@ -127,7 +128,13 @@ int main(int argc, char** argv) {
   app.add_option("--host-modes", host_modes,
                  "--bench-host: runs, comma-separated: pinned, pageable, inplace-pinned, inplace-pageable "
                  "(default pinned,pageable)");
-  app.add_flag("-V,--version", version, "print the version and exit");
+  app.add_flag("--dry-run,--plan", dry_run,
+               "print the plan (input, output, tiles, engine, threads, memory, journal, a time estimate) and run "
+               "nothing: no output, temporary file or journal is created (with --json, the plan as JSON)");
+  app.add_flag("-V,--version", version,
+               "print the version, HDF5, CUDA runtime and driver, the codecs built in, and whether a GPU is usable");
+  // For the shell completion of FILE.h5:/dataset: one 2-D dataset a line.
+  app.add_option("--list-datasets", list_datasets, "list the 2-D datasets of an HDF5 file")->group("");
 
   try {
     app.parse(argc, argv);
@@ -135,13 +142,20 @@ int main(int argc, char** argv) {
     std::cout << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    return fail(kProgram, std::string(e.what()) + " (see gtranspose --help)", 2);
+    std::vector<std::string> known;
+    for (const CLI::Option* o : app.get_options())
+      for (const std::string& n : o->get_lnames()) known.push_back("--" + n);
+    return fail(kProgram, std::string(e.what()) + gt::tool::did_you_mean(argc, argv, known) + " (see gtranspose --help)",
+                2);
   }
 
   try {
     if (version) {
-      std::cout << "gtranspose " << gt::library_version() << " (" << (gt::built_with_cuda() ? "CUDA" : "CPU-only")
-                << " build)\n";
+      std::cout << gt::tool::version_text(kProgram, gt::build_info());
+      return 0;
+    }
+    if (!list_datasets.empty()) {
+      for (const std::string& d : gt::list_matrices(list_datasets)) std::cout << gt::tool::printable(d) << "\n";
       return 0;
     }
     if (list) {
@@ -258,6 +272,14 @@ int main(int argc, char** argv) {
     job.run.threads = threads;
     job.run.streams = streams;
     job.run.kernel = kernel;
+    if (dry_run) {
+      const gt::JobPreview pv = gt::preview_job(job);
+      const std::string head = "gtranspose --dry-run (" + pv.plan.mode + "): the plan; nothing was run or created\n";
+      if (!quiet)
+        gt::tool::print_text(text_out, gt::render_params(head + gt::format_plan(pv.plan, pv.input, pv.output), gt::tool::flag_of));
+      if (!json.empty()) gt::tool::write_json(json, gt::plan_json(pv.plan, pv.input, pv.output), force);
+      return 0;
+    }
     gt::tool::Progress progress(!quiet);
     job.run.progress = [&](std::uint64_t d, std::uint64_t t) { progress.update(d, t); };
 

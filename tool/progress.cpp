@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 
 #include "gtranspose/sizes.hpp"
 
@@ -56,9 +58,12 @@ std::string Progress::line(std::uint64_t done, std::uint64_t total, double secon
   return std::string(pct).substr(0, width);
 }
 
-Progress::Progress(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO)) {}
+Progress::Progress(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO)) {
+  if (const char* d = std::getenv("GT_TEST_PROGRESS_DELAY_MS")) test_delay_ms_ = std::atoi(d);
+}
 
 void Progress::update(std::uint64_t done, std::uint64_t total) {
+  if (test_delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(test_delay_ms_));
   if (!enabled_ || total == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = std::chrono::steady_clock::now();

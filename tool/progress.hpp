@@ -26,6 +26,10 @@ class Progress {
 
  private:
   bool enabled_;
+  // Tests only (tests/tools/progress_tmux.sh): GT_TEST_PROGRESS_DELAY_MS
+  // makes every update wait that long, so that a small run lasts long
+  // enough for the bar to be drawn and redrawn under a pseudo-terminal.
+  int test_delay_ms_ = 0;
   bool shown_ = false;
   std::mutex mu_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};

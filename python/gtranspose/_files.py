@@ -57,8 +57,10 @@ def transpose_file(src, dst=None, *, in_place=False, resume=False, shape=None, d
     stops it within a tile: out of place nothing is left at dst, in place
     the journal lets resume=True finish the file.
 
-    Returns the CLI's --json report as a dict: engine, kernel, mode, input,
-    output, rows, cols, elem_size, bytes, wall_s, gbps, stages, notes, ...
+    Returns the CLI's --json report as a dict (schema 1, README "The JSON
+    report"): schema, version, mode, engine, kernel, input and output (path,
+    format, dataset, shape, dtype, byte_order, chunks, filters), plan, bytes,
+    wall_s, rate_bytes_per_s, stages, notes, ...
     Raises GtValueError for bad arguments, GtFileNotFoundError and the other
     GtOSError classes for files, NoDeviceError for engine="cuda" without a GPU.
     """

@@ -56,7 +56,7 @@ class Transposer:
         with gtranspose.Transposer("cuda") as t:
             for a in arrays:
                 b = t.transpose(a)
-            print(t.last_report["gbps"])
+            print(t.last_report["rate_bytes_per_s"] / 1e9, "GB/s")
 
     One call runs at a time per Transposer; threads that share one wait their
     turn (the GIL is released while a call works).
@@ -66,7 +66,7 @@ class Transposer:
         self.engine = check_engine(engine)
         self._t = _core.Transposer(self.engine)
         #: The report of the last call that ran the library, as a dict (the
-        #: CLI's --json fields: engine, kernel, wall_s, gbps, stages, notes ...).
+        #: CLI's --json fields: schema 1: engine, kernel, wall_s, rate_bytes_per_s, stages, notes ...).
         self.last_report = None
 
     @property

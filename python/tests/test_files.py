@@ -50,10 +50,16 @@ def test_npy_matches_numpy_and_cli(tmp_path, cli):
     assert (tmp_path / "py.npy").read_bytes() == (tmp_path / "cli.npy").read_bytes()
     cli_report = json.loads((tmp_path / "cli.json").read_text())
     assert set(report) == set(cli_report)
-    for key in ("engine", "kernel", "mode", "rows", "cols", "elem_size", "bytes"):
+    for key in ("schema", "version", "engine", "kernel", "mode", "bytes"):
         assert report[key] == cli_report[key], key
-    assert report["rows"] == 301 and report["cols"] == 177 and report["bytes"] == a.nbytes
-    assert report["wall_s"] > 0 and report["gbps"] > 0 and report["stages"]
+    for side in ("input", "output"):
+        for key in ("format", "shape", "dtype", "elem_size", "byte_order", "chunks", "filters"):
+            assert report[side][key] == cli_report[side][key], (side, key)
+    assert report["schema"] == 1 and report["input"]["format"] == "npy" and report["input"]["dtype"] == "f64"
+    assert report["input"]["shape"] == [301, 177] and report["output"]["shape"] == [177, 301]
+    assert report["bytes"] == a.nbytes and report["input"]["elem_size"] == 8
+    assert report["wall_s"] > 0 and report["rate_bytes_per_s"] > 0 and report["stages"]
+    assert report["plan"]["engine"] == "cpu" and report["plan"]["tiles"] >= 1
 
 
 @pytest.mark.parametrize("dtype,as_given", [("f32", "f32"), (np.float32, "f32"), ("float32", "f32"), ("<f4", "f32"),
@@ -88,7 +94,8 @@ def test_hdf5_dataset_paths(tmp_path):
     report = gt.transpose_file(f"{tmp_path}/in.h5:/grp/x", f"{tmp_path}/out.h5:/xT")
     with h5py.File(tmp_path / "out.h5", "r") as f:
         assert same_bytes(f["xT"][...], np.ascontiguousarray(a.T))
-    assert report["cols"] == 61
+    assert report["input"]["shape"][1] == 61 and report["output"]["dataset"] == "/xT"
+    assert report["input"]["dataset"] == "/grp/x" and report["input"]["format"] == "hdf5"
     with pytest.raises(gt.GtOSError, match="no dataset /nope"):
         gt.transpose_file(f"{tmp_path}/in.h5:/nope", tmp_path / "o.h5")
 

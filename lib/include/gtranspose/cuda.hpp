@@ -14,6 +14,11 @@ bool built_with_cuda();
 // missing or no GPU exists); `why` receives the reason when 0.
 int cuda_device_count(std::string* why = nullptr);
 std::string cuda_device_name(int device = 0);
+// The CUDA runtime this build carries and the newest CUDA the installed
+// driver supports, as 1000*major + 10*minor (12040: 12.4); 0 when there is
+// none (a CPU-only build; no driver).
+int cuda_runtime_version();
+int cuda_driver_version();
 
 struct KernelListing {
   std::string name, kind, description;

@@ -95,6 +95,34 @@ void check_output_file(const std::string& path, bool force);
 // when the matrix is not square, plus everything open_source throws.
 [[nodiscard]] std::unique_ptr<InplaceMatrix> open_inplace(const std::string& spec, const OpenOptions& opts);
 
+// What the report says of a matrix stored at `loc` (report.hpp:
+// MatrixDescription): its format, dataset, shape, type and byte order from
+// `info`, and for HDF5 the chunks and filters read from the file as stored
+// (open it elsewhere in this process only with the same access: call this
+// before opening it, or after). `text` is the format's own sentence.
+// Throws gt::Error(input) when an HDF5 file cannot be read.
+[[nodiscard]] MatrixDescription describe_matrix(const Location& loc, const MatrixInfo& info, const std::string& text);
+
+// A dry run's output: its location (the dataset an HDF5 output would get),
+// and a Sink that only answers what the planner asks (info, concurrent
+// writes, reserved memory, codec threads), as the sink create_sink would
+// make is predicted to; writing to it or committing it is an internal error.
+struct PlannedOutput {
+  Location location;
+  std::unique_ptr<Sink> sink;
+  bool mirrors_input_layout = false;  // an HDF5 output keeping an HDF5 input's chunks and filters
+  std::vector<std::string> notes;
+};
+// Checks what create_sink would refuse before it writes (the name's format,
+// check_output_file, a folder that takes no new file, an element type the
+// format cannot hold) and creates nothing. Throws gt::Error as create_sink.
+[[nodiscard]] PlannedOutput plan_output(const std::string& spec, const Source& src, const SinkOptions& opts);
+
+// The matrices (2-D datasets) of an HDF5 file, as "/group/x"; empty for
+// a file of another format. Throws gt::Error(input) for an unreadable file.
+// (The CLI's completion of FILE.h5:/dataset.)
+[[nodiscard]] std::vector<std::string> list_matrices(const std::string& path);
+
 // True when both specs name the same file (same device and inode, or the same
 // normalised path when the second does not exist yet).
 bool same_file(const std::string& a, const std::string& b);

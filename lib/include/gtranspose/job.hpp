@@ -36,6 +36,19 @@ RunReport run_job(const JobOptions& opts);
 // file twice). Throws gt::Error(usage).
 void check_job(const JobOptions& opts);
 
+// What a job would do, and nothing it would do: a dry run (the CLI's
+// --dry-run). It checks what run_job checks before it writes (the request,
+// the input, the output's name, folder and type, a pending journal, the
+// budgets: the same gt::Error a run would throw), plans the run with the
+// same planner, and estimates its time (the summary's estimate_basis says
+// from what). It opens the input for reading only and creates nothing: no
+// output, no temporary file, no journal, no lock file.
+struct JobPreview {
+  PlanSummary plan;
+  MatrixDescription input, output;
+};
+[[nodiscard]] JobPreview preview_job(const JobOptions& opts);
+
 // What a run plan is asked, for these matrices and options (plan.hpp).
 [[nodiscard]] PlanRequest plan_request(const Source& src, const Sink& dst, const RunOptions& opts);
 [[nodiscard]] PlanRequest plan_request(const InplaceMatrix& m, const InplaceWriter& writer, const RunOptions& opts);

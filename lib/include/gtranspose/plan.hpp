@@ -273,6 +273,16 @@ struct RankShare {
 // {streams} or {kernel}), naming the parameter to change.
 [[nodiscard]] RunPlan plan_run(const PlanRequest& req, const EngineCaps& caps);
 
+// The plan as a user sees it (report.hpp: PlanSummary): engine, tiles,
+// threads, staging, peak memory, and in place the journal's size. No
+// estimate: a dry run adds one (job.hpp: preview_job).
+[[nodiscard]] PlanSummary summarize_plan(const RunPlan& plan);
+// A rectangle in place: `s` summarizes one block's plan; the journal's
+// figures become the whole run's (every block and the permutation).
+void add_rectangle(PlanSummary& s, const InplaceShape& shape, const PermutePlan& permute);
+// The journal's two header slots before its data (inplace/journal_internal.hpp).
+constexpr std::uint64_t kJournalHeaderBytes = 8192;
+
 // The next smaller plan after the device could not allocate `failed`'s
 // buffers: tiles halved (down to kMinTileBytes, not for a resumed run), then
 // one lane; nullopt when nothing smaller is left.

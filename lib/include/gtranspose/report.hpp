@@ -24,6 +24,55 @@ struct RankStat {
   std::vector<StageStat> stages;
 };
 
+// What a matrix is, as the report's input and output objects show it
+// (README: "The JSON report"). Figures in elements and bytes.
+struct MatrixDescription {
+  std::string path;
+  std::string format;      // "raw", "npy", "hdf5", "memory"
+  std::string dataset;     // HDF5: the dataset's path; "" for other formats
+  Shape shape;
+  std::size_t elem_size = 0;
+  std::string dtype;       // "f32", ... ; "" when the type has no --dtype name
+  std::string byte_order;  // "little", "big", "n/a" (one-byte and opaque elements)
+  Shape chunks{0, 0};      // HDF5 chunked storage; {0,0}: contiguous, or no chunks
+  std::vector<std::string> filters;  // HDF5 filters in pipeline order ("shuffle", "deflate", ...)
+  std::string text;        // the format's own sentence (Source::describe)
+};
+
+// The plan of a run as a user sees it (plan.hpp: summarize_plan): what a
+// --dry-run prints, and what a real run's report begins with.
+struct PlanSummary {
+  std::string engine, kernel, mode;
+  Shape tile{0, 0};
+  std::uint64_t tiles = 0;
+  int threads = 0;            // CPU transposer threads
+  int lanes = 0;              // CUDA streams
+  int readers = 0, writers = 0;
+  int slots = 0;              // tiles (in place: pairs) in flight on the host
+  std::uint64_t slot_bytes = 0;
+  std::string staging;        // how tiles reach the transposer, in words
+  int codec_threads_in = 0, codec_threads_out = 0;
+  std::uint64_t host_budget = 0;
+  std::uint64_t host_peak = 0;    // what the plan allocates: buffers + formats' caches + codec buffers
+  std::uint64_t device_budget = 0;
+  std::uint64_t device_peak = 0;  // device buffers (CUDA)
+  // In place through the journal: bytes it will write over the run, and the
+  // most its file holds at once (the batches it keeps); 0 out of place.
+  std::uint64_t journal_bytes = 0, journal_file_bytes = 0;
+  // A dry run's time estimate (0: none made), in words what it rests on, and
+  // each stage's rate: measured on this machine now, or a constant.
+  double estimate_s = 0;
+  std::string estimate_basis;
+  struct Rate {
+    std::string stage;  // "read", "transpose", "link", "write", "decode", "encode"
+    double bytes_per_s = 0;
+    bool measured = false;
+    std::string source;  // where the figure comes from
+  };
+  std::vector<Rate> estimate_rates;
+  std::vector<std::string> notes;
+};
+
 struct RunReport {
   std::string engine;   // "cpu" or "cuda"
   std::string kernel;   // CUDA kernel name, or the CPU transposer's
@@ -57,6 +106,10 @@ struct RunReport {
   // A run shared by MPI ranks: each rank's share, and the slowest (-1: not shared).
   std::vector<RankStat> ranks;
   int slowest_rank = -1;
+  // The JSON report's input and output objects, and the plan the run was
+  // given (set by the job; empty for a report made elsewhere).
+  MatrixDescription in_matrix, out_matrix;
+  PlanSummary plan;
 
   // End-to-end: matrix bytes / wall time, in GB/s (1e9 bytes).
   double gbps() const { return wall_s > 0 ? double(bytes) / wall_s / 1e9 : 0; }
@@ -64,7 +117,13 @@ struct RunReport {
 };
 
 std::string format_report(const RunReport& r);  // human-readable, several lines
+// The plan's lines, as a dry run prints them and a report begins.
+std::string format_plan(const PlanSummary& p, const MatrixDescription& in, const MatrixDescription& out);
+// The JSON report, schema 1 (README: "The JSON report"); a dry run's has
+// the plan and the matrices only ("dry_run": true).
+constexpr int kReportSchema = 1;
 std::string report_json(const RunReport& r);
+std::string plan_json(const PlanSummary& p, const MatrixDescription& in, const MatrixDescription& out);
 
 // Minimal JSON helpers shared by the reports and the benches.
 std::string json_escape(const std::string& s);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gtranspose/bench.hpp"
+#include "gtranspose/version.hpp"
 #include "gtranspose/report.hpp"
 
 namespace gt {
@@ -105,6 +106,9 @@ void rows_json(std::ostringstream& o, const std::vector<BenchRow>& rows) {
       << ", \"ran\": " << (ran(row) ? "true" : "false") << ", \"median_ms\": " << json_number(row.median_ms)
       << ", \"min_ms\": " << json_number(row.min_ms) << ", \"max_ms\": " << json_number(row.max_ms)
       << ", \"gbps\": " << json_number(row.gbps) << ", \"pct_of_copy\": " << json_number(row.pct_of_copy)
+      // The same figures in plain units (schema 1: seconds, bytes per second).
+      << ", \"median_s\": " << json_number(row.median_ms / 1e3) << ", \"min_s\": " << json_number(row.min_ms / 1e3)
+      << ", \"max_s\": " << json_number(row.max_ms / 1e3) << ", \"rate_bytes_per_s\": " << json_number(row.gbps * 1e9)
       << ", \"verified\": " << (row.verified ? "true" : "false") << ", \"status\": \"" << row_status_name(row.status)
       << "\", \"note\": " << json_string(row.note) << "}";
   }
@@ -115,7 +119,8 @@ void rows_json(std::ostringstream& o, const std::vector<BenchRow>& rows) {
 
 std::string bench_json(const BenchResult& r) {
   std::ostringstream o;
-  o << "{\n  \"device\": " << json_string(r.device) << ",\n  \"reference\": " << json_string(r.reference)
+  o << "{\n  \"schema\": " << kReportSchema << ",\n  \"version\": " << json_string(library_version())
+    << ",\n  \"kind\": \"bench\",\n  \"device\": " << json_string(r.device) << ",\n  \"reference\": " << json_string(r.reference)
     << ",\n  \"seed\": " << r.seed << ",\n  \"rows\": ";
   rows_json(o, r.rows);
   if (!r.shape_rows.empty()) {

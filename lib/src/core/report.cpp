@@ -54,6 +54,50 @@ static std::string fmt(const char* f, double v) {
   return b;
 }
 
+namespace {
+
+std::string matrix_line(const char* label, const MatrixDescription& m) {
+  std::ostringstream o;
+  o << "  " << label << " " << (m.format.empty() ? "?" : m.format);
+  if (!m.dataset.empty()) o << " " << m.dataset;
+  o << " " << (m.dtype.empty() ? std::to_string(m.elem_size) + "-byte elements" : m.dtype) << " " << to_string(m.shape);
+  if (m.byte_order != "n/a" && !m.byte_order.empty()) o << ", " << m.byte_order << "-endian";
+  if (m.chunks.rows) o << ", chunked " << to_string(m.chunks);
+  for (std::size_t i = 0; i < m.filters.size(); ++i) o << (i ? "+" : ", ") << m.filters[i];
+  if (!m.path.empty()) o << ": " << m.path;
+  o << "\n";
+  return o.str();
+}
+
+}  // namespace
+
+std::string format_plan(const PlanSummary& p, const MatrixDescription& in, const MatrixDescription& out) {
+  std::ostringstream o;
+  if (!in.format.empty()) o << matrix_line("input ", in);
+  if (!out.format.empty()) o << matrix_line("output", out);
+  o << "  plan: " << p.mode << ", engine " << p.engine;
+  if (!p.kernel.empty()) o << " (" << p.kernel << ")";
+  if (p.threads) o << ", " << p.threads << " thread" << (p.threads == 1 ? "" : "s");
+  if (p.lanes) o << ", " << p.lanes << " stream" << (p.lanes == 1 ? "" : "s");
+  o << "; " << p.tiles << " tile" << (p.tiles == 1 ? "" : "s") << " of " << to_string(p.tile) << "\n";
+  o << "  plan: " << p.readers << " reader" << (p.readers == 1 ? "" : "s") << ", " << p.writers << " writer"
+    << (p.writers == 1 ? "" : "s") << ", " << p.slots << " slot" << (p.slots == 1 ? "" : "s");
+  if (p.slot_bytes) o << " of " << format_bytes(p.slot_bytes);
+  if (p.codec_threads_in || p.codec_threads_out)
+    o << ", codec threads " << p.codec_threads_in << " in, " << p.codec_threads_out << " out";
+  o << "; staging: " << p.staging << "\n";
+  o << "  plan: host memory peak " << format_bytes(p.host_peak) << " of " << format_bytes(p.host_budget) << " budget";
+  if (p.device_budget)
+    o << "; device memory peak " << format_bytes(p.device_peak) << " of " << format_bytes(p.device_budget) << " budget";
+  o << "\n";
+  if (p.journal_bytes)
+    o << "  plan: journal writes " << format_bytes(p.journal_bytes) << " over the run; its file holds at most "
+      << format_bytes(p.journal_file_bytes) << "\n";
+  if (p.estimate_s > 0) o << "  plan: estimate " << fmt("%.2f", p.estimate_s) << " s (" << p.estimate_basis << ")\n";
+  for (const auto& n : p.notes) o << "  plan note: " << n << "\n";
+  return o.str();
+}
+
 std::string format_report(const RunReport& r) {
   std::ostringstream o;
   o << "gtranspose " << r.mode << ": " << r.input;
@@ -61,10 +105,18 @@ std::string format_report(const RunReport& r) {
   o << "\n";
   o << "  shape " << to_string(r.shape) << " -> " << to_string(r.shape.transposed()) << ", element " << r.elem_size
     << " B, " << format_bytes(r.bytes) << "\n";
-  o << "  engine " << r.engine;
-  if (!r.kernel.empty()) o << " (" << r.kernel << ")";
-  if (r.threads) o << ", " << r.threads << " threads";
-  o << ", " << r.tiles << " tile" << (r.tiles == 1 ? "" : "s") << " of " << to_string(r.tile_shape) << "\n";
+  // The plan the run was given comes first, as a dry run shows it; a report
+  // made without one (a bench's) says the engine and tiles alone.
+  if (!r.plan.engine.empty()) {
+    PlanSummary p = r.plan;
+    p.notes.clear();  // they open the run's notes below
+    o << format_plan(p, r.in_matrix, r.out_matrix);
+  } else {
+    o << "  engine " << r.engine;
+    if (!r.kernel.empty()) o << " (" << r.kernel << ")";
+    if (r.threads) o << ", " << r.threads << " threads";
+    o << ", " << r.tiles << " tile" << (r.tiles == 1 ? "" : "s") << " of " << to_string(r.tile_shape) << "\n";
+  }
   o << "  wall " << fmt("%.3f", r.wall_s) << " s, " << fmt("%.2f", r.gbps()) << " GB/s end to end\n";
   for (const auto& s : r.stages) {
     o << "  " << s.name << std::string(s.name.size() < 10 ? 10 - s.name.size() : 1, ' ') << fmt("%8.3f", s.busy_s)
@@ -95,50 +147,6 @@ std::string format_report(const RunReport& r) {
     o << (k.rank == r.slowest_rank ? " (slowest)" : "") << "\n";
   }
   for (const auto& n : r.notes) o << "  note: " << n << "\n";
-  return o.str();
-}
-
-std::string report_json(const RunReport& r) {
-  std::ostringstream o;
-  o << "{\n";
-  o << "  \"engine\": \"" << json_escape(r.engine) << "\",\n";
-  o << "  \"kernel\": \"" << json_escape(r.kernel) << "\",\n";
-  o << "  \"mode\": \"" << json_escape(r.mode) << "\",\n";
-  o << "  \"input\": \"" << json_escape(r.input) << "\",\n";
-  o << "  \"output\": \"" << json_escape(r.output) << "\",\n";
-  o << "  \"rows\": " << r.shape.rows << ", \"cols\": " << r.shape.cols << ", \"elem_size\": " << r.elem_size << ",\n";
-  o << "  \"bytes\": " << r.bytes << ", \"tiles\": " << r.tiles << ", \"tile_rows\": " << r.tile_shape.rows
-    << ", \"tile_cols\": " << r.tile_shape.cols << ", \"threads\": " << r.threads << ",\n";
-  o << "  \"wall_s\": " << fmt("%.6f", r.wall_s) << ", \"gbps\": " << fmt("%.4f", r.gbps())
-    << ", \"kernel_gbps\": " << fmt("%.3f", r.kernel_gbps) << ",\n";
-  o << "  \"overlap\": " << fmt("%.4f", r.overlap) << ", \"bottleneck\": \"" << json_escape(r.bottleneck) << "\",\n";
-  o << "  \"host_mem_budget\": " << r.host_mem_budget << ", \"host_buffers\": " << r.host_buffers
-    << ", \"host_reserved\": " << r.host_reserved << ", \"host_mem_peak\": " << r.host_mem_peak
-    << ", \"host_rss_start\": " << r.host_rss_start << ",\n";
-  o << "  \"device_mem_budget\": " << r.device_mem_budget << ", \"device_mem_peak\": " << r.device_mem_peak << ",\n";
-  o << "  \"stages\": [";
-  for (std::size_t i = 0; i < r.stages.size(); ++i) {
-    const auto& s = r.stages[i];
-    o << (i ? ", " : "") << "{\"name\": \"" << json_escape(s.name) << "\", \"busy_s\": " << fmt("%.6f", s.busy_s)
-      << ", \"bytes\": " << s.bytes << "}";
-  }
-  o << "],\n";
-  if (!r.ranks.empty()) {  // a run shared by MPI ranks
-    o << "  \"slowest_rank\": " << r.slowest_rank << ", \"ranks\": [";
-    for (std::size_t i = 0; i < r.ranks.size(); ++i) {
-      const auto& k = r.ranks[i];
-      o << (i ? ", " : "") << "{\"rank\": " << k.rank << ", \"wall_s\": " << fmt("%.6f", k.wall_s)
-        << ", \"bytes\": " << k.bytes << ", \"stages\": [";
-      for (std::size_t j = 0; j < k.stages.size(); ++j)
-        o << (j ? ", " : "") << "{\"name\": \"" << json_escape(k.stages[j].name)
-          << "\", \"busy_s\": " << fmt("%.6f", k.stages[j].busy_s) << ", \"bytes\": " << k.stages[j].bytes << "}";
-      o << "]}";
-    }
-    o << "],\n";
-  }
-  o << "  \"notes\": [";
-  for (std::size_t i = 0; i < r.notes.size(); ++i) o << (i ? ", " : "") << "\"" << json_escape(r.notes[i]) << "\"";
-  o << "]\n}\n";
   return o.str();
 }
 

@@ -37,6 +37,7 @@ RunReport start_report(const RunPlan& p) {
   r.device_mem_budget = p.device_budget;
   r.device_mem_peak = p.device_bytes;
   r.notes = p.notes;
+  r.plan = summarize_plan(p);
   return r;
 }
 

@@ -19,6 +19,12 @@ std::unique_ptr<Sink> create_raw_sink(const Location& loc, const Source& src, co
 std::unique_ptr<Sink> create_npy_sink(const Location& loc, const Source& src, const SinkOptions& opts);
 std::unique_ptr<Sink> create_hdf5_sink(const Location& loc, const Source& src, const SinkOptions& opts);
 
+// What create_raw_sink and create_npy_sink refuse of the source's element
+// type (a big-endian raw output; a type NumPy cannot name), before any file
+// exists: a dry run asks them too. The second returns the .npy descr.
+void check_raw_output(const Location& loc, const Source& src);
+std::string npy_output_descr(const Location& loc, const Source& src);
+
 std::unique_ptr<InplaceMatrix> open_raw_inplace(const Location& loc, const OpenOptions& opts);
 std::unique_ptr<InplaceMatrix> open_npy_inplace(const Location& loc, const OpenOptions& opts);
 std::unique_ptr<InplaceMatrix> open_hdf5_inplace(const Location& loc, const OpenOptions& opts);
@@ -37,6 +43,15 @@ bool copy_stored_bytes(Source& src, Sink& dst, const std::function<void(std::uin
 // the file cannot be opened, and for a FIFO, device or folder (without
 // blocking on it).
 [[nodiscard]] std::optional<Format> sniff_format(const std::string& path);
+
+// The chunk shape ({0,0}: not chunked) and filters, in pipeline order, of
+// the HDF5 dataset `loc` names (or the file's only 2-D one: `loc.dataset`
+// gets its path), read from the file (hdf5/storage.cpp). Throws gt::Error(input).
+void hdf5_storage(Location& loc, Shape& chunks, std::vector<std::string>& filters);
+// The 2-D datasets of the HDF5 file at `path`, as paths ("/g/x").
+std::vector<std::string> hdf5_matrices(const std::string& path);
+// The HDF5 library this process runs with: "1.10.8".
+std::string hdf5_version();
 
 // Refuses what check_output_file() refuses, and returns the temporary
 // beside loc.path that a sink writes and commits: its commit replaces a

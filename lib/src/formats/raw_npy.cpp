@@ -270,17 +270,21 @@ std::unique_ptr<Source> open_npy_source(const Location& loc, const OpenOptions& 
   return std::make_unique<PlainSource>(loc, open_npy(loc, opts, false), true);
 }
 
-std::unique_ptr<Sink> create_raw_sink(const Location& loc, const Source& src, const SinkOptions& opts) {
+void check_raw_output(const Location& loc, const Source& src) {
   // gtranspose moves bytes and never converts them, and a raw file has no
   // header to say its byte order: every raw input is read as little-endian,
   // so big-endian bytes written there would read back as other numbers.
   if (src.info().order == ByteOrder::big)
     throw Error(ErrorKind::output, src.describe() + " holds big-endian elements and a raw file cannot say so: write " +
                                        loc.path + " as .npy or .h5 instead, which keep the byte order");
+}
+
+std::unique_ptr<Sink> create_raw_sink(const Location& loc, const Source& src, const SinkOptions& opts) {
+  check_raw_output(loc, src);
   return std::make_unique<PlainSink>(loc, src, opts, std::string(), "raw file");
 }
 
-std::unique_ptr<Sink> create_npy_sink(const Location& loc, const Source& src, const SinkOptions& opts) {
+std::string npy_output_descr(const Location& loc, const Source& src) {
   // A .npy source's own descr, kept exactly; otherwise the one NumPy gives the dtype.
   std::string descr = src.native_type().npy_descr;
   if (descr.empty()) {
@@ -289,6 +293,11 @@ std::unique_ptr<Sink> create_npy_sink(const Location& loc, const Source& src, co
                                          loc.path + " cannot describe it: write .raw or .h5 instead");
     descr = npy_descr_for(*src.info().dtype, src.info().order, loc.path);
   }
+  return descr;
+}
+
+std::unique_ptr<Sink> create_npy_sink(const Location& loc, const Source& src, const SinkOptions& opts) {
+  const std::string descr = npy_output_descr(loc, src);
   const Shape out = src.info().shape.transposed();
   return std::make_unique<PlainSink>(loc, src, opts, make_npy_header(descr, out.rows, out.cols), "NumPy file");
 }

@@ -21,6 +21,7 @@
 #include "formats/plain_io.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/journal.hpp"
+#include "gtranspose/plan.hpp"
 #include "inplace/journal_detail.hpp"
 
 namespace gt::journal_impl {
@@ -48,6 +49,7 @@ constexpr char kMagic[8] = {'G', 'T', 'J', 'O', 'U', 'R', 'N', 'L'};
 constexpr std::uint32_t kVersion = 2;
 constexpr std::uint64_t kSlotBytes = 4096;
 constexpr std::uint64_t kDataOffset = 2 * kSlotBytes;
+static_assert(kDataOffset == kJournalHeaderBytes, "plan.hpp's kJournalHeaderBytes: what a summary says the journal holds");
 constexpr std::size_t kNameBytes = 512;
 constexpr std::uint64_t kDefaultRecoveryBytes = std::uint64_t(64) << 20;
 // The extended attribute that names a matrix's pending journal.

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/stages.hpp"
+#include "job/job_internal.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/journal.hpp"
 #include "gtranspose/sizes.hpp"
@@ -181,6 +182,8 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
     if (st.kind == InplaceStage::permute) r.stage("permute") = {"permute", s, stages.stage_bytes()};
   }
   add_writer_stats(r, stages);
+  if (!r.plan.engine.empty())
+    add_rectangle(r.plan, is, plan_permute(is, whole.info().elem_size, opts.host_mem, whole.reserved_bytes()));
   r.mode = mode_name(RunMode::in_place);
   r.shape = shape;
   r.elem_size = whole.info().elem_size;
@@ -206,8 +209,17 @@ RunReport run_job(const JobOptions& opts) {
   std::unique_ptr<Engine> engine = make_engine(decision.kind);
 
   RunReport report;
+  // What the report's input and output objects say, read once every file
+  // of the run is closed (describe_matrix opens an HDF5 file itself).
+  struct Described {
+    Location loc;
+    MatrixInfo info;
+  } in_side, out_side;
   if (opts.in_place) {
     auto m = open_inplace(opts.input, opts.open);
+    in_side = {m->location(), m->info()};
+    out_side = in_side;
+    out_side.info.shape = in_side.info.shape.transposed();
     // One run at a time on a file transposed in place, whatever names it.
     const std::string file = m->location().path;
     const FileLock lock = lock_file(file, true);
@@ -236,6 +248,8 @@ RunReport run_job(const JobOptions& opts) {
     const std::string out_file = parse_location(opts.output).path;
     if (file_exists(out_file)) refuse_if_pending(out_file, "replace");
     auto sink = create_sink(opts.output, *src, opts.sink);
+    in_side = {src->location(), src->info()};
+    out_side = {output_location(opts.output, opts.sink.format), sink->info()};
     const auto t0 = Clock::now();
     report = src->stores_transpose() ? copy_stored_transpose(*engine, *src, *sink, opts.run)
                                      : execute(*engine, *src, *sink, opts.run);
@@ -248,6 +262,8 @@ RunReport run_job(const JobOptions& opts) {
     }
   }
   if (!decision.note.empty()) report.notes.insert(report.notes.begin(), decision.note);
+  report.in_matrix = describe_matrix(in_side.loc, in_side.info, report.input);
+  report.out_matrix = describe_matrix(out_side.loc, out_side.info, report.output);
   return report;
 }
 

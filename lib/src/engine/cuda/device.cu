@@ -25,6 +25,18 @@ int cuda_device_count(std::string* why) {
   return n;
 }
 
+int cuda_runtime_version() {
+  int v = 0;
+  if (cudaRuntimeGetVersion(&v) != cudaSuccess) cudaGetLastError(), v = 0;
+  return v;
+}
+
+int cuda_driver_version() {
+  int v = 0;
+  if (cudaDriverGetVersion(&v) != cudaSuccess) cudaGetLastError(), v = 0;
+  return v;
+}
+
 std::string cuda_device_name(int device) {
   cudaDeviceProp p{};
   if (cudaGetDeviceProperties(&p, device) != cudaSuccess) {

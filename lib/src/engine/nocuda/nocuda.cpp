@@ -9,6 +9,8 @@ int cuda_device_count(std::string* why) {
   return 0;
 }
 std::string cuda_device_name(int) { return "none"; }
+int cuda_runtime_version() { return 0; }
+int cuda_driver_version() { return 0; }
 std::vector<KernelListing> list_kernels() { return {}; }
 bool kernel_known(const std::string&) { return false; }
 

@@ -105,4 +105,7 @@ Hid open_dataset(hid_t file, Location& loc) {
   return o;
 }
 
+// The 2-D datasets of an open file (storage.cpp lists them for completion).
+std::vector<std::string> two_d_datasets(hid_t file) { return two_d(all_datasets(file)); }
+
 }  // namespace gt::fmt::h5

@@ -1,0 +1,78 @@
+// A run plan as a user sees it (plan.hpp: summarize_plan): what --dry-run
+// prints and what a real run's report begins with. It decides nothing: it
+// reads the RunPlan that plan_run() made.
+#include <algorithm>
+#include <string>
+
+#include "gtranspose/plan.hpp"
+#include "gtranspose/sizes.hpp"
+
+namespace gt {
+
+namespace {
+
+std::string staging_of(const RunPlan& p) {
+  if (p.engine == EngineKind::cpu)
+    return p.info.elem_size && p.host_bytes ? "tiles read into host buffers (" + format_bytes(p.host_bytes) +
+                                                  "), transposed there by the CPU, written from them"
+                                            : "host buffers";
+  std::string s;
+  if (p.direct_in && p.direct_out) s = "none: DMA straight from and to pinned host memory";
+  else if (p.slot_bytes)
+    s = "pinned host slots (" + std::to_string(p.slots) + " of " + format_bytes(p.slot_bytes) + ")" +
+        (p.direct_in ? ", the input by DMA straight from pinned memory" : "") +
+        (p.direct_out ? ", the output by DMA straight to pinned memory" : "");
+  else s = "pinned host memory by DMA";
+  return s + "; " + std::to_string(p.device_buffers) + " device tile buffer" + (p.device_buffers == 1 ? "" : "s") +
+         " per stream";
+}
+
+}  // namespace
+
+PlanSummary summarize_plan(const RunPlan& p) {
+  PlanSummary s;
+  s.engine = engine_name(p.engine);
+  s.kernel = p.kernel;
+  s.mode = mode_name(p.mode);
+  s.tile = p.tile;
+  s.tiles = p.tiles;
+  s.threads = p.engine == EngineKind::cpu ? p.threads : 0;
+  s.lanes = p.lanes;
+  s.readers = p.readers;
+  s.writers = p.writers;
+  s.slots = p.slots;
+  s.slot_bytes = p.slot_bytes;
+  s.staging = staging_of(p);
+  s.codec_threads_in = p.codec_threads_in;
+  s.codec_threads_out = p.codec_threads_out;
+  s.host_budget = p.host_budget;
+  s.host_peak = p.host_bytes + p.reserved + p.codec_bytes;
+  s.device_budget = p.device_budget;
+  s.device_peak = p.device_bytes;
+  if (p.mode == RunMode::in_place && p.request.ordered_writes) {
+    // The journal saves every pair's tile b before the pair is written
+    // (journal_bytes_of in inplace/journal_parts.cpp): the off-diagonal
+    // tiles of the lower triangle, and of each diagonal tile the part below
+    // its diagonal; together the strictly lower triangle of the matrix.
+    const std::uint64_t n = p.info.shape.rows;
+    s.journal_bytes = n ? n * (n - 1) / 2 * p.info.elem_size : 0;
+    // Its file holds the regions of the batches it keeps (two, and the one
+    // being written) and two header slots (inplace/journal.cpp: place).
+    const std::uint64_t batch = std::uint64_t(p.max_batch) * p.tile_buffer_bytes();
+    s.journal_file_bytes = std::uint64_t(p.request.kept_batches + 1) * batch + kJournalHeaderBytes;
+  }
+  s.notes = p.notes;
+  return s;
+}
+
+void add_rectangle(PlanSummary& s, const InplaceShape& shape, const PermutePlan& permute) {
+  // Each block journals as a square of its side (the summary's figures);
+  // the permutation saves one segment per chain of a group.
+  const std::uint64_t saved = permute.chains * permute.segment_bytes;
+  s.journal_bytes = s.journal_bytes * shape.blocks + saved;
+  s.journal_file_bytes = std::max(s.journal_file_bytes, saved + kJournalHeaderBytes);
+  s.notes.push_back("rectangle in place: " + std::to_string(shape.blocks) + " square blocks of " +
+                    std::to_string(shape.side) + ", each run with the plan shown, and a permutation of rows");
+}
+
+}  // namespace gt

@@ -148,7 +148,10 @@ fi
 
 if has_step host; then
   t0=$(date +%s)
-  if (cd "$B" && ctest -LE device -j8 --timeout 600 --output-on-failure) >"$OUT/host-tests.log" 2>&1; then
+  # Nothing can be installed on the GPU machine: interop tests whose Python
+  # modules or tools (netCDF4, xarray, ncdump) it lacks skip there, saying so;
+  # CI installs them and fails without them.
+  if (cd "$B" && GT_TEST_PYTHON_OPTIONAL=1 ctest -LE device -j8 --timeout 600 --output-on-failure) >"$OUT/host-tests.log" 2>&1; then
     record host ok "$(grep -E 'tests passed' "$OUT/host-tests.log" | tail -1) in $(secs "$t0") s"
   else
     record host FAIL "$(grep -E 'tests passed' "$OUT/host-tests.log" | tail -1): see host-tests.log"

@@ -141,13 +141,47 @@ inline void expect_error(const Result& r, int code, const std::string& needle) {
   EXPECT_EQ(r.err.rfind("gtranspose: ", 0), 0u) << why(r);
 }
 
-// Runs `code` with /usr/bin/python3 (the distribution's, which has the
-// packages scripts/setup.sh installs), argv[1] = the folder, then `args`;
-// its exit status. What it printed goes to py.log (python_log) for failures.
+// The Python the interop tests run: $GT_PYTHON, else the first of python3 on
+// the PATH and /usr/bin/python3 (the distribution's, which has what
+// scripts/setup.sh installs) that imports `modules`; "" if none does. (The
+// GPU machine's h5py is in a venv's python3, first on its PATH.)
+inline std::string python_with(const std::string& modules) {
+  std::vector<std::string> cands;
+  if (const char* e = std::getenv("GT_PYTHON")) cands.push_back(e);
+  cands.push_back("python3");
+  cands.push_back("/usr/bin/python3");
+  for (const auto& py : cands)
+    if (std::system((py + " -c 'import " + modules + "' >/dev/null 2>&1").c_str()) == 0) return py;
+  return "";
+}
+inline std::string test_python() {
+  static const std::string py = [] {
+    const std::string p = python_with("h5py, numpy");
+    return p.empty() ? std::string("/usr/bin/python3") : p;
+  }();
+  return py;
+}
+
+// Where no Python has what a test needs: a failure, since scripts/setup.sh
+// installs it; a skip only where GT_TEST_PYTHON_OPTIONAL=1 says the machine
+// cannot install anything (scripts/gpu-check.sh sets it on the GPU machine).
+#define GT_REQUIRE_INSTALLED(ok, what, what_to_install)                                                     \
+  do {                                                                                                         \
+    if (!(ok)) {                                                                                               \
+      const char* opt = std::getenv("GT_TEST_PYTHON_OPTIONAL");                                                \
+      if (opt && std::string(opt) == "1") GTEST_SKIP() << (what) << " missing, and this machine installs nothing"; \
+      FAIL() << (what) << " missing: run scripts/setup.sh (" << (what_to_install) << ")";                      \
+    }                                                                                                          \
+  } while (0)
+#define GT_REQUIRE_PYTHON_MODULES(modules, what_to_install) \
+  GT_REQUIRE_INSTALLED(!::cli::python_with(modules).empty(), std::string("a python3 with ") + (modules), what_to_install)
+
+// Runs `code` with test_python(), argv[1] = the folder, then `args`; its
+// exit status. What it printed goes to py.log (python_log) for failures.
 inline int run_python(const TempDir& d, const std::string& code, const std::string& args = "") {
   write_file(d / "s.py", code);
   return std::system(
-      ("/usr/bin/python3 " + (d / "s.py") + " " + d.path() + " " + args + " >" + (d / "py.log") + " 2>&1").c_str());
+      (test_python() + " " + (d / "s.py") + " " + d.path() + " " + args + " >" + (d / "py.log") + " 2>&1").c_str());
 }
 inline std::string python_log(const TempDir& d) { return gt::test::file_contents(d / "py.log"); }
 

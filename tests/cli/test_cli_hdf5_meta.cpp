@@ -15,14 +15,14 @@ namespace {
 
 int shell(const std::string& cmd) { return std::system(cmd.c_str()); }
 
-// scripts/setup.sh installs them: a missing one is a failure, not a skip.
-void require_tools() {
-  ASSERT_EQ(0, shell("/usr/bin/python3 -c 'import h5py, netCDF4, xarray, numpy' >/dev/null 2>&1"))
-      << "/usr/bin/python3 lacks h5py, netCDF4 or xarray: run scripts/setup.sh (python3-h5py python3-netcdf4 "
-         "python3-xarray)";
-  ASSERT_EQ(0, shell("command -v ncdump >/dev/null && command -v ncgen >/dev/null"))
-      << "ncdump/ncgen missing: run scripts/setup.sh (netcdf-bin)";
-}
+// scripts/setup.sh installs them: a missing one is a failure, not a skip
+// (except where GT_TEST_PYTHON_OPTIONAL=1: cli_util.hpp).
+#define REQUIRE_TOOLS()                                                                                        \
+  do {                                                                                                         \
+    GT_REQUIRE_PYTHON_MODULES("h5py, netCDF4, xarray, numpy", "python3-h5py python3-netcdf4 python3-xarray");  \
+    GT_REQUIRE_INSTALLED(shell("command -v ncdump >/dev/null && command -v ncgen >/dev/null") == 0,           \
+                         "ncdump/ncgen", "netcdf-bin");                                                        \
+  } while (0)
 
 const char* kMakeNetcdf = R"(
 import sys, numpy as np, netCDF4
@@ -74,7 +74,7 @@ sys.exit(1 if bad else 0)
 )";
 
 TEST(CliHdf5Meta, NetcdfReadersSeeTheDimensionsSwapped) {
-  require_tools();
+  REQUIRE_TOOLS();
   TempDir d;
   ASSERT_EQ(0, run_python(d, kMakeNetcdf)) << python_log(d);
   for (const char* var : {"v", "w", "sub/c"}) {
@@ -97,7 +97,7 @@ TEST(CliHdf5Meta, NetcdfReadersSeeTheDimensionsSwapped) {
 // ncgen's own netCDF-4 file (CDL in, ncdump's CDL out): the transposed
 // variable's CDL is the input's with the axes swapped, value for value.
 TEST(CliHdf5Meta, NcgenFileRoundTripsThroughNcdump) {
-  require_tools();
+  REQUIRE_TOOLS();
   TempDir d;
   write_file(d / "in.cdl",
              "netcdf in {\n"
@@ -119,7 +119,7 @@ TEST(CliHdf5Meta, NcgenFileRoundTripsThroughNcdump) {
 // Plain HDF5: h5py's dimension labels and scales (one in a group, a
 // chunked and compressed one) follow the axes; the root's attributes come along.
 TEST(CliHdf5Meta, H5pyLabelsAndScalesSwapped) {
-  require_tools();
+  REQUIRE_TOOLS();
   TempDir d;
   ASSERT_EQ(0, run_python(d, R"(
 import sys, h5py, numpy as np

@@ -14,10 +14,7 @@
 namespace cli {
 namespace {
 
-void require_h5py() {
-  ASSERT_EQ(0, std::system("/usr/bin/python3 -c 'import h5py, numpy' >/dev/null 2>&1"))
-      << "/usr/bin/python3 lacks h5py: run scripts/setup.sh";
-}
+
 
 // target.h5 with datasets of every kind beside each other, and digest.py,
 // which prints every object's path, type, shape, bytes and attributes but
@@ -55,7 +52,7 @@ print('\n'.join(out))
 std::string digest(const TempDir& d, const std::string& file, const std::string& skip = "") {
   write_file(d / "digest.py", kDigest);
   const int rc = std::system(
-      ("/usr/bin/python3 " + (d / "digest.py") + " " + d.path() + " " + file + " " + skip + " >" + (d / "digest.txt") + " 2>&1").c_str());
+      (test_python() + " " + (d / "digest.py") + " " + d.path() + " " + file + " " + skip + " >" + (d / "digest.txt") + " 2>&1").c_str());
   EXPECT_EQ(rc, 0) << gt::test::file_contents(d / "digest.txt");
   return gt::test::file_contents(d / "digest.txt");
 }
@@ -75,7 +72,7 @@ with h5py.File(i, 'r') as fi, h5py.File(o, 'r') as fo:
 }
 
 TEST(CliHdf5Target, AddsToAnExistingFileAndKeepsTheRest) {
-  require_h5py();
+  GT_REQUIRE_PYTHON_MODULES("h5py, numpy", "python3-h5py");
   TempDir d;
   ASSERT_EQ(0, run_python(d, kMakeTarget)) << python_log(d);
   generate(d / "a.h5", "37x23", "u16", 5);
@@ -121,16 +118,18 @@ TEST(CliHdf5Target, AddsToAnExistingFileAndKeepsTheRest) {
 // Interrupted (SIGINT) and killed (SIGKILL) while adding a dataset: no
 // dataset of that name, the rest of the file as it was, the file readable.
 TEST(CliHdf5Target, InterruptedOrKilledLeavesNoPartialDataset) {
-  require_h5py();
+  GT_REQUIRE_PYTHON_MODULES("h5py, numpy", "python3-h5py");
   TempDir d;
   ASSERT_EQ(0, run_python(d, kMakeTarget)) << python_log(d);
-  generate(d / "big.h5", "4096x4096", "f32", 2);
+  // 256 MiB through 2M of budget on one thread: seconds, so the signal at
+  // 300 ms lands mid-run (64 MiB ended before 400 ms on an idle machine).
+  generate(d / "big.h5", "8192x8192", "f32", 2);
   const std::string before = digest(d, d / "target.h5");
   for (int sig : {SIGINT, SIGKILL}) {
     SCOPED_TRACE(sig);
     for (const char* name : {"/aT", "/fresh"}) {
       Limits lim;
-      lim.signal_after_ms = 400;
+      lim.signal_after_ms = 300;
       lim.signal = sig;
       Result r = gtranspose({d / "big.h5", d / "target.h5:" + name, "--engine", "cpu", "--force", "--host-mem", "2M",
                              "--threads", "1", "-q"},
@@ -197,7 +196,7 @@ TEST(CliHdf5Target, FullDiskExitsOneCleanly) {
 // dimensions patched in the file), and a dataset whose object header is
 // overwritten. Exit 1, one line that says the file is damaged, nothing at OUT.
 TEST(CliHdf5Target, DamagedInputsSayDamaged) {
-  require_h5py();
+  GT_REQUIRE_PYTHON_MODULES("h5py, numpy", "python3-h5py");
   TempDir d;
   ASSERT_EQ(0, run_python(d, R"(
 import sys, h5py, numpy as np
@@ -230,7 +229,7 @@ open(f'{d}/hdr.h5', 'wb').write(raw)
 // HDF5 library has none on Debian) is named, with what to install, not
 // reported as a failed dlopen; nothing is left at OUT.
 TEST(CliHdf5Target, MissingFilterNamedWithWhatToInstall) {
-  require_h5py();
+  GT_REQUIRE_PYTHON_MODULES("h5py, numpy", "python3-h5py");
   TempDir d;
   ASSERT_EQ(0, run_python(d, R"(
 import sys, h5py, numpy as np

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -122,9 +123,10 @@ TEST(MpiCli, Hdf5ContiguousAndChunkedBitExact) {
     expect_transposed(out, 7);
     // The output keeps the input's pipeline, transposed chunks.
     EXPECT_NE(r.out.find("chunked"), std::string::npos) << why(r);
-    const std::string json = gt::test::file_contents(d / "r.json");
-    EXPECT_NE(json.find("\"slowest_rank\""), std::string::npos) << json;
-    EXPECT_NE(json.find("{\"rank\": 1,"), std::string::npos) << json;
+    const auto j = nlohmann::json::parse(gt::test::file_contents(d / "r.json"));
+    EXPECT_TRUE(j.contains("slowest_rank")) << j.dump(2);
+    ASSERT_EQ(j["ranks"].size(), 2u) << j.dump(2);
+    EXPECT_EQ(j["ranks"][1]["rank"], 1) << j.dump(2);
     EXPECT_EQ(entries(d), (std::vector<std::string>{"in.h5", "out.h5", "r.json"}));
   }
   // Contiguous HDF5, from .npy and from a contiguous HDF5 input.
@@ -226,13 +228,15 @@ TEST(MpiCli, ReportHasEveryRankAndTheAggregate) {
   EXPECT_NE(r.out.find("  rank 1: "), std::string::npos) << why(r);
   EXPECT_NE(r.out.find("(slowest)"), std::string::npos) << why(r);
   EXPECT_NE(r.out.find("MPI: 2 ranks on 1 node, each a band of about 499 output rows"), std::string::npos) << why(r);
-  const std::string json = gt::test::file_contents(d / "r.json");
-  EXPECT_NE(json.find("\"bytes\": 3996000,"), std::string::npos) << json;  // the whole matrix, not rank 0's share
-  EXPECT_NE(json.find("{\"rank\": 0, "), std::string::npos) << json;
-  EXPECT_NE(json.find("{\"rank\": 1, "), std::string::npos) << json;
+  const auto j = nlohmann::json::parse(gt::test::file_contents(d / "r.json"));
+  EXPECT_EQ(j["bytes"], 3996000u) << j.dump(2);  // the whole matrix, not rank 0's share
+  ASSERT_EQ(j["ranks"].size(), 2u) << j.dump(2);
+  EXPECT_EQ(j["ranks"][0]["rank"], 0);
+  EXPECT_EQ(j["ranks"][1]["rank"], 1);
+  EXPECT_TRUE(j["ranks"][0]["stages"].is_array());
   // Each rank's band: 999 output rows as 499 and 500.
-  EXPECT_NE(json.find("\"bytes\": 1996000, \"stages\""), std::string::npos) << json;
-  EXPECT_NE(json.find("\"bytes\": 2000000, \"stages\""), std::string::npos) << json;
+  EXPECT_EQ(j["ranks"][0]["bytes"], 1996000u) << j.dump(2);
+  EXPECT_EQ(j["ranks"][1]["bytes"], 2000000u) << j.dump(2);
 }
 
 // Run as N copies of the whole job: refused where the build has no MPI; a

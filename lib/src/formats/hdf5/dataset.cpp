@@ -62,6 +62,7 @@ std::string not_stored_here(hid_t dset, hid_t dcpl, const Location& loc) {
 struct Dataset {
   Location loc;
   Hid file, dset, type;
+  std::string missing;  // a filter of its pipeline HDF5 lacks (missing_filter), or ""
   MatrixInfo info;
   Shape chunk{0, 0};
   std::uint64_t reserved = 0;  // the library path's chunk cache (+ one compressed chunk)
@@ -131,8 +132,10 @@ struct Dataset {
     // Read through HDF5's pipeline, a filter it lacks fails on the first
     // chunk as a failed dlopen: said here, by name, before anything runs.
     if (filtered && !chunks) {
-      const std::string missing = missing_filter(dcpl.get());
-      if (!missing.empty()) throw Error(ErrorKind::input, what() + " uses " + missing);
+      missing = missing_filter(dcpl.get());
+      // H5Zfilter_avail can say no where the pipeline itself loads the
+      // plugin (the GPU machine's blosc), and an optional filter may have
+      // been skipped for some chunks: a read that fails says it (io()).
     }
     // Stored, but not as much as its shape needs: a damaged shape (or
     // storage), which would otherwise ask for an absurd output. (A
@@ -229,7 +232,12 @@ struct Dataset {
     if (fd) return write ? plain.write(r0, c0, h, w, buf, ld) : plain.read(r0, c0, h, w, buf, ld);
     check_rect(info.shape, r0, c0, h, w, ld, loc.path);
     if (h == 0 || w == 0) return;
-    hyperslab_io(dset.get(), type.get(), write, r0, c0, h, w, buf, ld, what());
+    if (write || missing.empty()) return hyperslab_io(dset.get(), type.get(), write, r0, c0, h, w, buf, ld, what());
+    try {
+      hyperslab_io(dset.get(), type.get(), false, r0, c0, h, w, buf, ld, what());
+    } catch (const Error&) {
+      throw Error(ErrorKind::input, what() + " uses " + missing);
+    }
   }
 
   void flush() {

@@ -37,6 +37,7 @@ std::function<void(Point)>& hook() {
 StreamHash::StreamHash(std::uint64_t seed) : lane_{seed + kP1 + kP2, seed + kP2, seed, seed - kP1}, seed_(seed) {}
 
 void StreamHash::update(const void* data, std::size_t n) {
+  if (n == 0) return;  // an empty buffer's data may be null, which memcpy may not take
   auto p = static_cast<const unsigned char*>(data);
   total_ += n;
   if (fill_) {  // complete the pending 32 bytes first

@@ -56,19 +56,17 @@ struct Maps {
       k = t;
     }
   }
-  // Step 1: column j's element i comes from row (i + j/b) mod m.
-  u64 rotation(u64 j) const { return (j / b) % m; }
+  // Steps 1 and 3 take column j's element i from row (from_row(i) +
+  // from_col(j)) mod m: step 1 from row i + j/b, step 3 from row
+  // i*n - i/a + j. Each part is computed once per row or column.
+  u64 rotation_col(u64 j) const { return (j / b) % m; }
+  u64 permuted_row(u64 i) const { return (mulmod(i % m, n % m, m) + m - (i / a) % m) % m; }
   // Step 2: row i's element j comes from column shuffle(i, j).
   u64 shuffle(u64 i, u64 j) const {
     u64 f = j + i * (n - 1);
     // i - (j mod c) <= m - c, in signed terms.
     if (i + c > m + j % c) f += m;
     return mulmod(k, (f / c) % b, b) + (f % c) * b;
-  }
-  // Step 3: column j's element i comes from row (i*n + j - i/a) mod m.
-  u64 permuted_row(u64 i, u64 j) const {
-    const u64 base = (mulmod(i % m, n % m, m) + m - (i / a) % m) % m;
-    return (base + j % m) % m;
   }
 };
 
@@ -90,21 +88,25 @@ void run_typed(unsigned char* data, const Maps& mp, const GeneralRun& run) {
 
   // Steps 1 and 3: bands of `band` columns, each gathered into a column-major
   // block of the thread's scratch and written back row by row.
-  auto columns = [&](auto&& source_row) {
+  auto columns = [&](auto&& from_row, auto&& from_col) {
     const u64 bands = (n + band - 1) / band;
     pool.run(threads, [&](int w) {
       E* tmp = scratch[std::size_t(w)].get();
+      std::vector<u64> cols(static_cast<std::size_t>(band));
       for (u64 q = u64(w); q < bands; q += u64(threads)) {
         const u64 j0 = q * band, j1 = std::min(n, j0 + band), wdt = j1 - j0;
-        for (u64 i = 0; i < m; ++i)
-          for (u64 j = j0; j < j1; ++j) tmp[(j - j0) * m + i] = d[source_row(i, j) * n + j];
+        for (u64 j = 0; j < wdt; ++j) cols[j] = from_col(j0 + j);
+        for (u64 i = 0; i < m; ++i) {
+          const u64 ri = from_row(i);
+          for (u64 j = 0; j < wdt; ++j) tmp[j * m + i] = d[((ri + cols[j]) % m) * n + j0 + j];
+        }
         for (u64 i = 0; i < m; ++i)
           for (u64 j = 0; j < wdt; ++j) d[i * n + j0 + j] = tmp[j * m + i];
       }
     });
   };
 
-  if (mp.c > 1) columns([&](u64 i, u64 j) { return (i + mp.rotation(j)) % m; });
+  if (mp.c > 1) columns([](u64 i) { return i; }, [&](u64 j) { return mp.rotation_col(j); });
   pool.run(threads, [&](int w) {
     E* tmp = scratch[std::size_t(w)].get();
     for (u64 i = u64(w); i < m; i += u64(threads)) {
@@ -113,7 +115,7 @@ void run_typed(unsigned char* data, const Maps& mp, const GeneralRun& run) {
       std::memcpy(row, tmp, std::size_t(n) * S);
     }
   });
-  columns([&](u64 i, u64 j) { return mp.permuted_row(i, j); });
+  columns([&](u64 i) { return mp.permuted_row(i); }, [&](u64 j) { return j % m; });
 }
 
 }  // namespace

@@ -132,18 +132,25 @@ std::uint64_t rewrite_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es
   return n;
 }
 
+namespace {
+
+// A whole tile, read in strips of rows, into `sum` (StreamHash or ChunkedHash).
+template <class Hash>
+void hash_tile(InplaceMatrix& m, const Tile& t, std::size_t es, Scratch& s, Hash& sum) {
+  const std::uint64_t rows = std::min(t.h, rows_per_strip(s, t.w, es));
+  unsigned char* buf = grow(s.a, rows * t.w * es);
+  for (std::uint64_t r = 0; r < t.h; r += rows) {
+    const std::uint64_t h = std::min(rows, t.h - r);
+    m.read(t.r0 + r, t.c0, h, t.w, buf, t.w);
+    sum.update(buf, std::size_t(h * t.w * es));
+  }
+}
+
+}  // namespace
+
 void hash_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es, ChunkedHash& sum, Scratch& s) {
   const Tile& b = p.b;
-  if (!p.diagonal()) {
-    const std::uint64_t rows = std::min(b.h, rows_per_strip(s, b.w, es));
-    unsigned char* buf = grow(s.a, rows * b.w * es);
-    for (std::uint64_t r = 0; r < b.h; r += rows) {
-      const std::uint64_t h = std::min(rows, b.h - r);
-      m.read(b.r0 + r, b.c0, h, b.w, buf, b.w);
-      sum.update(buf, std::size_t(h * b.w * es));
-    }
-    return;
-  }
+  if (!p.diagonal()) return hash_tile(m, b, es, s, sum);
   unsigned char* buf = grow(s.a, b.h * es);
   for (std::uint64_t i = 1; i < b.h; ++i) {
     m.read(b.r0 + i, b.c0, 1, i, buf, i);
@@ -152,15 +159,8 @@ void hash_b_part(InplaceMatrix& m, const TilePair& p, std::size_t es, ChunkedHas
 }
 
 std::uint64_t hash_tile_a(InplaceMatrix& m, const TilePair& p, std::size_t es, Scratch& s) {
-  const Tile& a = p.a;
   StreamHash sum;
-  const std::uint64_t rows = std::min(a.h, rows_per_strip(s, a.w, es));
-  unsigned char* buf = grow(s.a, rows * a.w * es);
-  for (std::uint64_t r = 0; r < a.h; r += rows) {
-    const std::uint64_t h = std::min(rows, a.h - r);
-    m.read(a.r0 + r, a.c0, h, a.w, buf, a.w);
-    sum.update(buf, std::size_t(h * a.w * es));
-  }
+  hash_tile(m, p.a, es, s, sum);
   return sum.digest();
 }
 

@@ -282,6 +282,7 @@ int main(int argc, char** argv) {
     }
     gt::tool::Progress progress(!quiet);
     job.run.progress = [&](std::uint64_t d, std::uint64_t t) { progress.update(d, t); };
+    job.run.stage = [&](const std::string& name) { progress.stage(name); };
 
     gt::tool::install_cleanup_handlers();
     gt::tool::set_interrupt_message(in_place ? "\ngtranspose: interrupted: " + gt::tool::printable(in) +

@@ -33,7 +33,8 @@ std::string duration_text(double s) {
 
 }  // namespace
 
-std::string Progress::line(std::uint64_t done, std::uint64_t total, double seconds, unsigned width) {
+std::string Progress::line(std::uint64_t done, std::uint64_t total, double seconds, unsigned width,
+                           const std::string& stage) {
   const double f = total ? double(done) / double(total) : 0;
   const double rate = seconds > 0 ? double(done) / seconds : 0;  // bytes per second
   char pct[16], gbps[32];
@@ -41,19 +42,23 @@ std::string Progress::line(std::uint64_t done, std::uint64_t total, double secon
   std::snprintf(gbps, sizeof gbps, "%.2f GB/s", rate / 1e9);
   const std::string eta = "ETA " + (rate > 0 ? duration_text(double(total - done) / rate) : std::string("?"));
   const std::string bytes = format_bytes(done) + " / " + format_bytes(total);
-  // The widest form that fits, then narrower ones.
+  const std::string lead = stage.empty() ? std::string() : stage + ": ";
+  // The widest form that fits, then narrower ones; the stage's name goes
+  // last of all but the percentage and the ETA.
   const std::string tail_full = std::string(pct) + " " + bytes + ", " + gbps + ", " + eta;
   const std::string tail_mid = std::string(pct) + ", " + gbps + ", " + eta;
   const std::string tail_min = std::string(pct) + " " + eta;
   for (const std::string* tail : {&tail_full, &tail_mid}) {
     // A bar of at least 10 cells is worth showing.
-    if (tail->size() + 13 <= width) {
-      const unsigned cells = std::min<unsigned>(30, unsigned(width - tail->size() - 3));
+    if (lead.size() + tail->size() + 13 <= width) {
+      const unsigned cells = std::min<unsigned>(30, unsigned(width - lead.size() - tail->size() - 3));
       const unsigned fill = unsigned(f * cells);
-      return "[" + std::string(fill, '#') + std::string(cells - fill, '.') + "] " + *tail;
+      return lead + "[" + std::string(fill, '#') + std::string(cells - fill, '.') + "] " + *tail;
     }
   }
   for (const std::string* tail : {&tail_full, &tail_mid, &tail_min})
+    if (lead.size() + tail->size() <= width) return lead + *tail;
+  for (const std::string* tail : {&tail_mid, &tail_min})
     if (tail->size() <= width) return *tail;
   return std::string(pct).substr(0, width);
 }
@@ -69,11 +74,28 @@ void Progress::update(std::uint64_t done, std::uint64_t total) {
   const auto now = std::chrono::steady_clock::now();
   if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
   last_ = now;
-  const double s = std::chrono::duration<double>(now - start_).count();
+  const double s = std::chrono::duration<double>(now - stage_start_).count();
   const unsigned w = terminal_width();
   // One column short of the width: a line that fills the last column makes
   // some terminals wrap before the next \r.
-  const std::string text = line(done, total, s, w > 1 ? w - 1 : 1);
+  draw(line(done, total, s, w > 1 ? w - 1 : 1, stage_));
+}
+
+void Progress::stage(const std::string& name) {
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  stage_ = name;
+  const auto now = std::chrono::steady_clock::now();
+  stage_start_ = now;
+  // Drawn at once only once the job has shown a line (a short job stays
+  // silent); the next update() redraws it with the stage's bytes.
+  if (!shown_ && now - start_ < std::chrono::seconds(1)) return;
+  const unsigned w = terminal_width();
+  const std::string text = name + " ...";
+  draw(text.substr(0, w > 1 ? w - 1 : 1));
+}
+
+void Progress::draw(const std::string& text) {
   std::fprintf(stderr, "\r%s\x1b[K", text.c_str());
   std::fflush(stderr);
   shown_ = true;

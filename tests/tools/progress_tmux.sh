@@ -55,6 +55,7 @@ for width in 40 80 200; do
       grep -q "ETA" <<<"$bar" || fail "$width columns: no ETA in '$bar'"
       [ "$width" -lt 80 ] || grep -q "GB/s" <<<"$bar" || fail "$width columns: no rate in '$bar'"
       [ "$width" -lt 80 ] || grep -q "\[[#.]*\]" <<<"$bar" || fail "$width columns: no bar in '$bar'"
+      [ "$width" -lt 80 ] || grep -q "^transpose: \[" <<<"$bar" || fail "$width columns: no stage name before the bar in '$bar'"
       grep -q "GB/s s\|s s$" <<<"$bar" && fail "$width columns: stale characters in '$bar'"
       bars=$((bars + 1))
       grep -qxF -- "$bar" <<<"$distinct" || distinct+="$bar"$'\n'

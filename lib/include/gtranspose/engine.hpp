@@ -32,6 +32,12 @@ struct RunOptions {
   // Called from an engine thread as tiles finish, one call at a time and in
   // order: (bytes done, bytes total).
   std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // Called from the job's thread as it enters a stage, before that stage's
+  // first progress call: "transpose", "copy", "recover", "transpose block 1
+  // of 2", "permute rows", "sync" (the output's fsync and rename, which
+  // reports no bytes). Progress's bytes count from zero again in each stage
+  // that reports bytes.
+  std::function<void(const std::string&)> stage;
   // Polled between tiles; when it becomes true the engine stops and throws
   // gt::Error(cancelled).
   const std::atomic<bool>* cancel = nullptr;

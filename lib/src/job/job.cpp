@@ -18,6 +18,11 @@ namespace gt {
 
 namespace {
 
+// Tells the caller (the CLI's progress line) which stage the job entered.
+void enter_stage(const RunOptions& o, const std::string& name) {
+  if (o.stage) o.stage(name);
+}
+
 bool file_exists(const std::string& path) {
   struct stat st {};
   return !path.empty() && ::stat(path.c_str(), &st) == 0;
@@ -160,6 +165,7 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
     stages.start_stage(i);
     const InplaceStage& st = list[i];
     if (st.kind == InplaceStage::block) {
+      enter_stage(opts, "transpose block " + std::to_string(st.index + 1) + " of " + std::to_string(is.blocks));
       const auto view = block_view(whole, is, st.index);
       const RunPlan plan = plan_run(plan_request(*view, stages, opts), engine.caps(opts, whole.info().elem_size));
       const RunReport b = engine.run_inplace(*view, stages, plan, opts);
@@ -172,6 +178,7 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
       add_stage(r, b);
       continue;
     }
+    enter_stage(opts, st.kind == InplaceStage::permute ? "permute rows" : "finish");
     const auto t0 = Clock::now();
     if (st.kind == InplaceStage::permute)
       stages.permute(whole, plan_permute(is, whole.info().elem_size, opts.host_mem, whole.reserved_bytes()));
@@ -196,6 +203,7 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
 }
 
 RunReport execute_inplace(Engine& engine, InplaceMatrix& m, InplaceWriter& writer, const RunOptions& opts) {
+  enter_stage(opts, "transpose in place");
   const RunPlan plan = plan_run(plan_request(m, writer, opts), engine.caps(opts, m.info().elem_size));
   RunReport r = engine.run_inplace(m, writer, plan, opts);
   add_writer_stats(r, writer);
@@ -225,6 +233,7 @@ RunReport run_job(const JobOptions& opts) {
     const FileLock lock = lock_file(file, true);
     // The engine writes through the journal beside the file; with resume,
     // opening it finishes the interrupted batches first.
+    if (opts.resume) enter_stage(opts.run, "recover");
     auto journal = open_inplace_journal(*m, file, opts.resume ? ResumeMode::resume : ResumeMode::fresh,
                                         recovery_budget(opts.run.host_mem, m->reserved_bytes()));
     try {
@@ -251,8 +260,10 @@ RunReport run_job(const JobOptions& opts) {
     in_side = {src->location(), src->info()};
     out_side = {output_location(opts.output, opts.sink.format), sink->info()};
     const auto t0 = Clock::now();
+    enter_stage(opts.run, src->stores_transpose() ? "copy" : "transpose");
     report = src->stores_transpose() ? copy_stored_transpose(*engine, *src, *sink, opts.run)
                                      : execute(*engine, *src, *sink, opts.run);
+    enter_stage(opts.run, "sync");
     sink->commit();
     // The commit's fsync is part of the job: the wall time counts it.
     const double total_s = seconds_between(t0, Clock::now());

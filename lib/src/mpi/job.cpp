@@ -208,7 +208,8 @@ RunReport run_job(const JobOptions& opts, MPI_Comm comm) {
   // The CPU engine's threads: the node's cores shared among its ranks.
   if (!ro.threads && decision.kind == EngineKind::cpu)
     ro.threads = plan_rank_threads(int(std::max(1u, std::thread::hardware_concurrency())), c.local_size());
-  if (me != 0) ro.progress = nullptr;  // one progress bar: rank 0's share
+  if (me != 0) ro.progress = nullptr, ro.stage = nullptr;  // one progress bar: rank 0's share
+  if (ro.stage) ro.stage("transpose");
 
   RunReport mine;
   double busy_s = 0;
@@ -234,6 +235,7 @@ RunReport run_job(const JobOptions& opts, MPI_Comm comm) {
   agreed(c, [&] {
     if (me != 0) return;
     const auto t = Clock::now();
+    if (ro.stage) ro.stage("sync");
     sink->commit();
     commit_s = seconds_between(t, Clock::now());
   });

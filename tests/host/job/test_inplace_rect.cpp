@@ -7,6 +7,8 @@
 // test_journal_powerloss.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -147,10 +149,21 @@ TEST_P(InplaceRectFiles, TransposedBitExactAndTheShapeSaysSo) {
   const Case& c = GetParam();
   Dir d;
   create(d, c);
-  RunReport r = run_job(job_of(d, c, false));
+  JobOptions job = job_of(d, c, false);
+  std::vector<std::string> stages;  // what the CLI's progress line names
+  job.run.stage = [&](const std::string& s) { stages.push_back(s); };
+  RunReport r = run_job(job);
   EXPECT_TRUE(is_transposed(d, c)) << c.name;
+  ASSERT_GE(stages.size(), 3u);
+  // Tall: the blocks, then the rows' permutation; wide: the other way round.
+  const std::string first_block = stages[stages.front() == "permute rows" ? 1 : 0];
+  EXPECT_EQ(first_block.rfind("transpose block 1 of ", 0), 0u) << first_block;
+  EXPECT_EQ(stages.back(), "finish");
+  EXPECT_NE(std::find(stages.begin(), stages.end(), "permute rows"), stages.end());
   EXPECT_EQ(d.entries(), std::vector<std::string>{"m" + c.ext}) << "stray files";
-  if (std::min(c.n, cols_of(c)) > 1) EXPECT_GT(r.stage("permute").bytes, 0u);  // a column's rows stay put
+  if (std::min(c.n, cols_of(c)) > 1) {
+    EXPECT_GT(r.stage("permute").bytes, 0u);  // a column's rows stay put
+  }
   EXPECT_GT(r.stage("journal").bytes, 0u);
   // And back: the transpose is a rectangle too (a raw file needs its new shape).
   JobOptions back = job_of(d, c, false);
@@ -158,7 +171,9 @@ TEST_P(InplaceRectFiles, TransposedBitExactAndTheShapeSaysSo) {
   run_job(back);
   Shape s;
   EXPECT_TRUE(read_matrix(d, c, &s) == pattern_of(c)) << c.name << ": not back to the original";
-  if (c.ext == ".npy") EXPECT_EQ(s, shape_of(c));
+  if (c.ext == ".npy") {
+    EXPECT_EQ(s, shape_of(c));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

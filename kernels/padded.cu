@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "detail/common.cuh"
+#include "detail/element_full.cuh"
 #include "detail/element_tile.cuh"
 #include "detail/families.hpp"
 #include "detail/super.cuh"
@@ -274,11 +275,37 @@ void launch_skinny(const void* in, void* out, const Dims& d, bool skinny, cudaSt
       ntc, mode);
 }
 
-// NARROW = false keeps narrow matrices on the skinny tile path (the
-// "-no-narrow" tuning variant, to compare the two in one run);
-// MISALIGNED_PATH = false keeps rows that are not 16-byte aligned on the
-// element path (the "-no-misaligned" variant).
-template <class Cfg, bool NARROW = true, bool MISALIGNED_PATH = true>
+template <std::size_t S>
+struct PaddedTunings;
+
+// Whether a tiling's lanes can take rows at any byte offset: grouped along
+// rows on both sides (super.cuh: MisalignedRead, store16_any).
+template <class C>
+constexpr bool can_misalign_v = !C::A_DOWN && !C::B_ACROSS && 32 % C::GA == 0 && 32 % C::GB == 0;
+
+template <class C, bool MISALIGNED>
+void launch_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream) {
+  const std::uint64_t ntr = ceil_div(d.rows, C::TR), ntc = ceil_div(d.cols, C::TC);
+  auto kernel = padded_kernel<C, MISALIGNED>;
+  if (C::SMEM > kDefaultSmem)
+    GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::SMEM)));
+  kernel<<<grid_1d(ntr * ntc), C::THREADS, C::SMEM, stream>>>(static_cast<const unsigned char*>(in),
+                                                             static_cast<unsigned char*>(out), d, ntr, ntc);
+}
+
+template <class C>
+bool skinny_for(const Dims& d) {
+  return d.rows < std::uint64_t(C::TR) || d.cols < std::uint64_t(C::TC);
+}
+
+// Rows 16-byte aligned take Cfg's tiles. Rows that are not take MisCfg's
+// tiles on the misaligned tile path (its best tiling differs from the
+// aligned one: run 57), or with MISALIGNED_PATH = false an element path:
+// the compile-time element tile (detail/element_full.cuh), or with
+// ELEM_TILE = false the general one of the skinny kernel. NARROW = false
+// keeps narrow matrices on the skinny tile path. The tuning variants set
+// these to compare the paths in one run.
+template <class Cfg, bool NARROW = true, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg>
 void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   require(padded_info(), in, out, p);
   const Dims d = resolve(p, Kind::transpose);
@@ -290,23 +317,19 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
   if (p.elem_size != Cfg::S)
     throw Error(ErrorKind::usage, "padded variant for " + std::to_string(Cfg::S) + "-byte elements called with " +
                                       std::to_string(p.elem_size) + "-byte elements");
-  const bool skinny = d.rows < std::uint64_t(Cfg::TR) || d.cols < std::uint64_t(Cfg::TC);
-  const bool vec = vec16_ok(in, out, d, Cfg::S);
-  // Rows at odd offsets keep the tile path when the tiling groups its lanes
-  // along rows (every default does); MISALIGNED_PATH = false is the old
-  // element path, kept as a tuning variant to compare in one run.
-  constexpr bool can_misalign = !Cfg::A_DOWN && !Cfg::B_ACROSS && 32 % Cfg::GA == 0 && 32 % Cfg::GB == 0;
   if (NARROW && narrow_ok<Cfg::S>(in, out, d)) {
     launch_narrow<Cfg::S>(in, out, d, stream);
-  } else if (skinny || (!vec && !(MISALIGNED_PATH && can_misalign))) {
-    launch_skinny<Cfg::S>(in, out, d, skinny, stream);
+  } else if (vec16_ok(in, out, d, Cfg::S)) {
+    if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
+    else launch_tiles<Cfg, false>(in, out, d, stream);
+  } else if constexpr (MISALIGNED_PATH && can_misalign_v<MisCfg>) {
+    if (skinny_for<MisCfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
+    else launch_tiles<MisCfg, true>(in, out, d, stream);
+  } else if constexpr (ELEM_TILE && Cfg::S <= 8) {
+    if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
+    else launch_element_tiles<typename PaddedTunings<Cfg::S>::ElemTile>(in, out, d, stream);
   } else {
-    const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
-    auto kernel = vec ? padded_kernel<Cfg, false> : padded_kernel<Cfg, MISALIGNED_PATH && can_misalign>;
-    if (Cfg::SMEM > kDefaultSmem)
-      GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::SMEM)));
-    kernel<<<grid_1d(ntr * ntc), Cfg::THREADS, Cfg::SMEM, stream>>>(static_cast<const unsigned char*>(in),
-                                                                   static_cast<unsigned char*>(out), d, ntr, ntc);
+    launch_skinny<Cfg::S>(in, out, d, skinny_for<Cfg>(d), stream);
   }
   GT_CUDA_LAUNCHED("padded");
 }
@@ -314,16 +337,20 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
 // Tunings: SuperCfg<S, TSR, TSC, THREADS, MINB, A_DOWN, B_ACROSS, STREAM>.
 // `Default` is what the registry runs; `Alt` the alternatives the tuning
 // runs compare (DISABLED_Tune.Catalogue). Each default names the run that
-// chose it (docs/PERF.md, "Kernels (issue 4)").
-template <std::size_t S>
-struct PaddedTunings;
+// chose it (docs/PERF.md, "Kernels (issue 4)"). `ElemTile`: the element
+// tile (ElemTileCfg<S, TR, TC, THREADS>) for rows not 16-byte aligned where
+// kMisalignedTile is false.
 
 template <>
 struct PaddedTunings<1> {
   // Rows not 16-byte aligned: the misaligned tile path (run 45, H100,
   // 2026-11-23: 12345x6789 41.2% vs 32.2% on the element path; 16383x16385
-  // 42.5% vs 31.4%).
+  // 42.5% vs 31.4%), on 512-thread tiles (run 57: 55.6% and 55.9% vs 41.4%
+  // and 42.4% for the aligned default's 256; the compile-time element tile
+  // 42.2% and 36.9%).
   static constexpr bool kMisalignedTile = true;
+  using Mis = SuperCfg<1, 64, 64, 512, 1, false, false, false>;
+  using ElemTile = ElemTileCfg<1, 128, 128, 512>;
   // 256x128 bytes per tile: run 1 (H100, 2026-11-22) 88.9% vs 87.3% for
   // 128x128. Run 3: A lanes along the rows (512 B per warp load, 4-way
   // conflicts on the shared stores) and B lanes down the output rows: 92.7%
@@ -332,46 +359,63 @@ struct PaddedTunings<1> {
   using C0 = SuperCfg<1, 64, 64, 256, 1, false, false, false>;
   using Default = C0;
   using Alt = std::tuple<SuperCfg<1, 64, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 256, 1, false, false, false>,
-                         SuperCfg<1, 128, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 256, 1, true, true, false>>;
+                         SuperCfg<1, 128, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 256, 1, true, true, false>,
+                         SuperCfg<1, 32, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 512, 1, false, false, false>>;
 };
 template <>
 struct PaddedTunings<2> {
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 12345x6789
-  // 51.5% vs 32.6%; 16383x16385 50.2% vs 32.1%).
+  // 51.5% vs 32.6%; 16383x16385 50.2% vs 32.1%), on 128x128-half tiles of
+  // 512 threads (run 57: 71.9% and 69.9% vs 51.5% and 50.0% for the aligned
+  // default's tiles; the element tile 49.3% and 46.3%).
   static constexpr bool kMisalignedTile = true;
+  using Mis = SuperCfg<2, 128, 32, 512, 1, false, false, false>;
+  using ElemTile = ElemTileCfg<2, 128, 64, 512>;
   // 128x128 halves per tile, A lanes along, B lanes down: run 3, 97.2% vs
   // 94.8% (128x64, B across) and 90.6% (128x128, both conflict-free).
   using C0 = SuperCfg<2, 64, 32, 256, 1, false, false, false>;
   using Default = C0;
   using Alt = std::tuple<SuperCfg<2, 64, 16, 256, 1, false, true, false>, SuperCfg<2, 64, 32, 256, 1, true, true, false>,
-                         SuperCfg<2, 128, 32, 512, 1, false, false, false>, SuperCfg<2, 64, 64, 512, 1, false, false, false>>;
+                         SuperCfg<2, 128, 32, 512, 1, false, false, false>, SuperCfg<2, 64, 64, 512, 1, false, false, false>,
+                         SuperCfg<2, 128, 16, 512, 1, false, false, false>, SuperCfg<2, 64, 32, 512, 1, false, false, false>>;
 };
 template <>
 struct PaddedTunings<4> {
-  // Rows not 16-byte aligned: the element path, which measured faster than
-  // the misaligned tile path (run 45: 12345x6789 65.0% vs 62.8%; 16383x16385
-  // 62.2% vs 57.5%): docs/PERF.md says what was found about why.
-  static constexpr bool kMisalignedTile = false;
+  // Rows not 16-byte aligned: the misaligned tile path on 64x64-float tiles
+  // (run 57: 12345x6789 75.5%, 16383x16385 71.4%; the compile-time element
+  // tile 71.6% and 67.6%, the general element path 64.6% and 62.1%, the
+  // misaligned path on the aligned default's 64x128 tiles 62.6% and 57.3%).
+  static constexpr bool kMisalignedTile = true;
+  using Mis = SuperCfg<4, 64, 16, 256, 1, false, false, false>;
+  using ElemTile = ElemTileCfg<4, 64, 64, 256>;
   // 64x128 floats per tile, B lanes down: run 3, 97.6% vs 96.7% (B across)
   // and 97.2-97.3% (64x64, 128x64).
   using C0 = SuperCfg<4, 64, 32, 256, 1, false, false, false>;
   using Default = C0;
   using Alt = std::tuple<SuperCfg<4, 64, 32, 256, 1, false, true, false>, SuperCfg<4, 64, 16, 256, 1, false, false, false>,
                          SuperCfg<4, 128, 16, 256, 1, false, false, false>, SuperCfg<4, 64, 32, 256, 1, false, false, true>,
-                         SuperCfg<4, 64, 32, 512, 1, false, false, false>, SuperCfg<4, 64, 32, 256, 3, false, false, false>>;
+                         SuperCfg<4, 64, 32, 512, 1, false, false, false>, SuperCfg<4, 64, 32, 256, 3, false, false, false>,
+                         SuperCfg<4, 128, 16, 512, 1, false, false, false>, SuperCfg<4, 128, 8, 256, 1, false, false, false>,
+                         SuperCfg<4, 64, 16, 128, 1, false, false, false>>;
 };
 template <>
 struct PaddedTunings<8> {
-  // Rows not 16-byte aligned: the element path (run 45: 12345x6789 84.4% vs
-  // 75.5% for the misaligned tile path; 16383x16385 79.8% vs 72.2%).
-  static constexpr bool kMisalignedTile = false;
+  // Rows not 16-byte aligned: the misaligned tile path on 64x32-double tiles
+  // (run 57: 12345x6789 87.9%, 16383x16385 83.0%; the compile-time element
+  // tile 86.4% and 81.3%, the general element path 84.0% and 79.5%, the
+  // misaligned path on the aligned default's 32x64 tiles 74.9% and 72.1%).
+  static constexpr bool kMisalignedTile = true;
+  using Mis = SuperCfg<8, 64, 16, 256, 1, false, false, false>;
+  using ElemTile = ElemTileCfg<8, 64, 32, 256>;
   // 32x64 doubles per tile, B lanes down the output rows: run 3, 97.8% vs
   // 97.0-97.4% for 64x32, 64x64, 128x32. Run 1: B lanes down beat the
   // conflict-free B lanes across, 97.6% vs 97.0%.
   using C0 = SuperCfg<8, 32, 32, 256, 1, false, false, false>;
   using Default = C0;
   using Alt = std::tuple<SuperCfg<8, 64, 16, 256, 1, false, false, false>, SuperCfg<8, 64, 16, 256, 1, false, true, false>,
-                         SuperCfg<8, 64, 32, 256, 1, false, false, false>>;
+                         SuperCfg<8, 64, 32, 256, 1, false, false, false>, SuperCfg<8, 64, 16, 512, 1, false, false, false>,
+                         SuperCfg<8, 32, 16, 256, 1, false, false, false>, SuperCfg<8, 64, 8, 256, 1, false, false, false>,
+                         SuperCfg<8, 128, 8, 512, 1, false, false, false>>;
 };
 template <>
 struct PaddedTunings<16> {
@@ -381,6 +425,7 @@ struct PaddedTunings<16> {
   // elements): run 3, 98.0% vs 97.6-97.8% for 64x32 and 64x16.
   using C0 = SuperCfg<16, 32, 32, 256, 1, false, false, false>;
   using Default = C0;
+  using Mis = C0;
   using Alt = std::tuple<SuperCfg<16, 64, 32, 256, 2, false, false, false>, SuperCfg<16, 64, 16, 256, 1, false, false, false>>;
 };
 
@@ -404,22 +449,30 @@ std::string cfg_params() {
 template <std::size_t S>
 std::vector<Variant> padded_variants() {
   using Tn = PaddedTunings<S>;
+  using D = typename Tn::Default;
   std::vector<Variant> v;
   constexpr bool mis = Tn::kMisalignedTile;
-  v.push_back({cfg_name<typename Tn::Default>("padded"), cfg_params<typename Tn::Default>(), true,
-               launch_cfg<typename Tn::Default, true, mis>});
+  const std::string base = cfg_name<D>("padded"), params = cfg_params<D>();
+  v.push_back({base, params + (mis && !std::is_same_v<D, typename Tn::Mis>
+                                   ? "; rows not 16-byte aligned: " + cfg_params<typename Tn::Mis>()
+                                   : std::string()),
+               true, launch_cfg<D, true, mis, true, typename Tn::Mis>});
+  // Each alternative takes its own tiles for aligned and misaligned rows.
   std::apply([&](auto... c) { (v.push_back({cfg_name<decltype(c)>("padded"), cfg_params<decltype(c)>(), false,
                                             launch_cfg<decltype(c)>}), ...); },
              typename Tn::Alt{});
   if constexpr (S <= 2)
-    v.push_back({cfg_name<typename Tn::Default>("padded") + "-no-narrow",
-                 cfg_params<typename Tn::Default>() + ", narrow matrices on the skinny tile path", false,
-                 launch_cfg<typename Tn::Default, false>});
-  if constexpr (S < 16)
-    v.push_back({cfg_name<typename Tn::Default>("padded") + (mis ? "-no-misaligned" : "-misaligned"),
-                 cfg_params<typename Tn::Default>() + (mis ? ", rows not 16-byte aligned on the element path"
-                                                           : ", rows not 16-byte aligned on the misaligned tile path"),
-                 false, launch_cfg<typename Tn::Default, true, !mis>});
+    v.push_back({base + "-no-narrow", params + ", narrow matrices on the skinny tile path", false,
+                 launch_cfg<D, false, mis, true, typename Tn::Mis>});
+  if constexpr (S < 16) {
+    // The paths the default does not take for rows not 16-byte aligned.
+    v.push_back({base + "-misaligned-own", params + ", rows not 16-byte aligned on the misaligned tile path with these tiles",
+                 false, launch_cfg<D, true, true, true, D>});
+    v.push_back({base + "-elemtile", params + ", rows not 16-byte aligned on the compile-time element tile", false,
+                 launch_cfg<D, true, false, true>});
+    v.push_back({base + "-old-element", params + ", rows not 16-byte aligned on the general element path", false,
+                 launch_cfg<D, true, false, false>});
+  }
   return v;
 }
 
@@ -431,7 +484,7 @@ bool padded_supports(const Problem& p, std::string* why) {
 void launch_padded(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   with_elem_size(p.elem_size, [&](auto sz) {
     using Tn = PaddedTunings<decltype(sz)::value>;
-    launch_cfg<typename Tn::Default, true, Tn::kMisalignedTile>(in, out, p, stream);
+    launch_cfg<typename Tn::Default, true, Tn::kMisalignedTile, true, typename Tn::Mis>(in, out, p, stream);
   });
 }
 

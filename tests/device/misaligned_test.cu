@@ -7,9 +7,10 @@
 // last, and the padding of every row, must keep their poison (the path
 // writes partial 16-byte words at both ends of every row segment, and must
 // touch only the matrix's own bytes). Each case runs the registry's kernel
-// and the variant that takes the other path for misaligned rows (the tile
-// path where the default is the element path, and the reverse), so both
-// stay bit-exact whichever the tuning picks.
+// and the variants that take the other paths for misaligned rows (the tile
+// path, the compile-time element tile of detail/element_full.cuh, the
+// general element path), so every path stays bit-exact whichever the tuning
+// picks.
 #include <gtest/gtest.h>
 
 #include <cinttypes>
@@ -96,7 +97,9 @@ void run(const Case& c, bool inplace) {
   const char* name = inplace ? "inplace-tiled" : "padded";
   run_one(c, inplace, name, gt::kernels::find(name)->launch);
   for (const auto& v : gt::kernels::tuning_variants(name, c.elem))
-    if (v.name.find("misaligned") != std::string::npos) run_one(c, inplace, v.name, v.launch);
+    if (v.name.find("misaligned") != std::string::npos || v.name.find("-elem") != std::string::npos ||
+        v.name.find("-old-element") != std::string::npos)
+      run_one(c, inplace, v.name, v.launch);
 }
 
 std::vector<Case> out_of_place_cases() {

@@ -1,0 +1,117 @@
+// The element tile for rows that are not 16-byte aligned (an odd side, an odd
+// leading dimension): TR x TC elements per block, every access one element
+// wide, as cuBLAS's geam does, but with the tile's shape known at compile
+// time, so a thread issues all its TR*TC/THREADS loads back to back (no
+// index division, no bound checks) before its first shared store.
+//
+// Why: the general element path (edge_load/edge_store, ~32 KiB tiles whose
+// width is known only at run time) ran 62-65% of a copy at 4 bytes and
+// 80-84% at 8 where cublasSgeam/Dgeam ran 74%/89% (docs/PERF.md, runs 45-49);
+// Nsight showed it latency-bound (too few reads in flight per SM, index
+// maths between them). Partial tiles at the right and bottom edges still
+// take that general path.
+//
+// Layout: a warp reads 32 consecutive elements of one input row (a unit);
+// units are spread over the warps, each thread holding TR*TC/THREADS
+// elements. The shared tile is TR rows of TC + PAD elements, PAD chosen so
+// that a warp reading 32 consecutive rows of one column hits 32 different
+// banks: a row pitch of an odd number of 4-byte words for 1-, 2- and 4-byte
+// elements (8- and 16-byte elements take 2 and 4 banks each and are served
+// per half and quarter warp, for which an odd pitch in elements suffices).
+#pragma once
+#include <cstdint>
+
+#include "common.cuh"
+#include "super.cuh"
+
+namespace gt::kernels::detail {
+
+template <std::size_t S, int TR_, int TC_, int THREADS_>
+struct ElemTileCfg {
+  static constexpr std::size_t ES = S;
+  static constexpr int TR = TR_, TC = TC_, THREADS = THREADS_, WARPS = THREADS_ / 32;
+  static_assert(TR % 32 == 0 && TC % 32 == 0, "units of 32 elements on both sides");
+  // The row pitch in elements: in 4-byte words odd for S <= 4 (TC + 4 or
+  // TC + 8 for bytes, TC + 2 or TC + 4 for halves, TC + 1 for words), in
+  // elements odd for S = 8.
+  static constexpr int PITCH = S == 1   ? TC + 4 * (((TC / 4) % 2) ? 2 : 1)
+                               : S == 2 ? TC + 2 * (((TC / 2) % 2) ? 2 : 1)
+                                        : TC + 1;
+  static_assert(S <= 8, "16-byte elements keep every row 16-byte aligned: the tile kernel takes them");
+  static constexpr int LOADS = TR * (TC / 32) / WARPS;   // input units per warp
+  static constexpr int STORES = TC * (TR / 32) / WARPS;  // output units per warp
+  static_assert(LOADS * WARPS == TR * (TC / 32) && STORES * WARPS == TC * (TR / 32), "units divide among the warps");
+  static constexpr std::size_t SMEM = std::size_t(TR) * PITCH * S;
+};
+
+// One full TR x TC tile: rows r0.., columns c0.. of the input to rows c0..,
+// columns r0.. of the output. `sm` holds at least TR * PITCH elements.
+template <class Cfg>
+__device__ __forceinline__ void element_full_tile(carrier_t<Cfg::ES>* sm, const carrier_t<Cfg::ES>* in,
+                                                  carrier_t<Cfg::ES>* out, std::uint64_t ld_in, std::uint64_t ld_out,
+                                                  std::uint64_t r0, std::uint64_t c0) {
+  using T = carrier_t<Cfg::ES>;
+  constexpr int UC = Cfg::TC / 32;  // units per input row
+  constexpr int UR = Cfg::TR / 32;  // units per output row
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  T x[Cfg::LOADS];
+  // Unit u = warp + i * WARPS: input row u / UC, columns (u % UC) * 32 + lane.
+  // WARPS is a multiple of UC or the reverse in every configuration, but the
+  // divisions here are by constants and fold into shifts either way.
+#pragma unroll
+  for (int i = 0; i < Cfg::LOADS; ++i) {
+    const int u = warp + i * Cfg::WARPS;
+    const int r = u / UC, c = (u % UC) * 32 + lane;
+    x[i] = in[(r0 + r) * ld_in + c0 + c];
+  }
+#pragma unroll
+  for (int i = 0; i < Cfg::LOADS; ++i) {
+    const int u = warp + i * Cfg::WARPS;
+    sm[(u / UC) * Cfg::PITCH + (u % UC) * 32 + lane] = x[i];
+  }
+  __syncthreads();
+  // Unit u: output row (input column) u / UR, its columns (u % UR) * 32 + lane.
+#pragma unroll
+  for (int i = 0; i < Cfg::STORES; ++i) {
+    const int u = warp + i * Cfg::WARPS;
+    const int c = u / UR, r = (u % UR) * 32 + lane;
+    out[(c0 + c) * ld_out + r0 + r] = sm[r * Cfg::PITCH + c];
+  }
+}
+
+// Full tiles on element_full_tile, partial ones (right and bottom edges) on
+// the general element path, in one grid-stride loop over tiles.
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::THREADS)
+    element_tile_kernel(const unsigned char* __restrict__ in_b, unsigned char* __restrict__ out_b, Dims d,
+                        std::uint64_t ntr, std::uint64_t ntc) {
+  using T = carrier_t<Cfg::ES>;
+  // The edge path's pitch (vc | 1) never exceeds TC + 1 <= PITCH.
+  __shared__ T sm[Cfg::TR * Cfg::PITCH];
+  const T* in = reinterpret_cast<const T*>(in_b);
+  T* out = reinterpret_cast<T*>(out_b);
+  const std::uint64_t ntiles = ntr * ntc;
+  for (std::uint64_t b = blockIdx.x; b < ntiles; b += gridDim.x) {
+    const TileIdx t = linear_tile(b, ntc);
+    const std::uint64_t r0 = t.r * Cfg::TR, c0 = t.c * Cfg::TC;
+    if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
+      element_full_tile<Cfg>(sm, in, out, d.ld_in, d.ld_out, r0, c0);
+    } else {
+      const unsigned vr = unsigned(d.rows - r0 < Cfg::TR ? d.rows - r0 : Cfg::TR);
+      const unsigned vc = unsigned(d.cols - c0 < Cfg::TC ? d.cols - c0 : Cfg::TC);
+      edge_load<T, Cfg::THREADS, kEdgeBatch>(sm, in, d.ld_in, r0, c0, vr, vc);
+      __syncthreads();
+      edge_store<T, Cfg::THREADS>(sm, out, d.ld_out, r0, c0, vr, vc);
+    }
+    if (b + gridDim.x < ntiles) __syncthreads();
+  }
+}
+
+template <class Cfg>
+void launch_element_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream) {
+  const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
+  element_tile_kernel<Cfg><<<grid_1d(ntr * ntc), Cfg::THREADS, 0, stream>>>(
+      static_cast<const unsigned char*>(in), static_cast<unsigned char*>(out), d, ntr, ntc);
+}
+
+}  // namespace gt::kernels::detail

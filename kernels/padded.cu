@@ -238,9 +238,30 @@ void launch_narrow(const void* in, void* out, const Dims& d, cudaStream_t stream
 // modes need alignment only where rows start: the packed side is one run,
 // whose tiles start at multiples of 16 bytes. A matrix that is not skinny
 // (unaligned rows) gets square element tiles of the same ~32 KiB.
+// Blocks that keep every SM of the current device busy: two per SM. Small
+// matrices get smaller tiles rather than a grid that leaves SMs idle (run
+// 58: 1692x13 f32 in 3 blocks of 585 rows ran 59.8% of a copy where
+// cublasSgeam ran 110%; 228x2861 bytes in 21 blocks 11.8%).
+inline std::uint64_t busy_blocks() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0)
+    sms = 132;
+  return 2 * std::uint64_t(sms);
+}
+
+// The largest multiple of `unit` (at least `unit`) that is at most `cap` and
+// at most what splits `extent` into `blocks` pieces.
+inline std::uint64_t split_for(std::uint64_t cap, std::uint64_t extent, std::uint64_t blocks, std::uint64_t unit) {
+  const std::uint64_t piece = (ceil_div(extent, blocks) + unit - 1) / unit * unit;
+  const std::uint64_t v = piece < cap ? piece : cap;
+  return v > unit ? v : unit;
+}
+
 template <std::size_t S>
 void launch_skinny(const void* in, void* out, const Dims& d, bool skinny, cudaStream_t stream) {
   constexpr std::uint64_t cap = kSkinnySmem / S, V = 16 / S;
+  const std::uint64_t want = busy_blocks();
   const bool ptrs =
       (reinterpret_cast<std::uintptr_t>(in) % 16) == 0 && (reinterpret_cast<std::uintptr_t>(out) % 16) == 0;
   Skinny mode = Skinny::elements;
@@ -248,6 +269,8 @@ void launch_skinny(const void* in, void* out, const Dims& d, bool skinny, cudaSt
   if (!skinny) {
     std::uint64_t side = 1;
     while ((side + 1) * (side + 2) <= cap) ++side;  // side * (side + 1) <= cap
+    // Smaller squares where the matrix has too few of these for the GPU.
+    while (side > 16 && ceil_div(d.rows, side) * ceil_div(d.cols, side) < want) side = side * 3 / 4;
     tr = side < d.rows ? side : d.rows;
     tc = side < d.cols ? side : d.cols;
   } else if (d.rows <= d.cols) {  // few rows
@@ -255,18 +278,18 @@ void launch_skinny(const void* in, void* out, const Dims& d, bool skinny, cudaSt
     const std::uint64_t w = cap / tr - 1;
     if (ptrs && (d.ld_in * S) % 16 == 0 && d.ld_out == d.rows && w >= V) {
       mode = Skinny::rows;
-      tc = w / V * V;
+      tc = split_for(w / V * V, d.cols, want, V);
     } else {
-      tc = w < d.cols ? w : d.cols;
+      tc = split_for(w < d.cols ? w : d.cols, d.cols, want, 1);
     }
   } else {  // few columns
     tc = d.cols;
     const std::uint64_t h = cap / (tc + 1);
     if (ptrs && (d.ld_out * S) % 16 == 0 && d.ld_in == d.cols && h >= V) {
       mode = Skinny::cols;
-      tr = h / V * V;
+      tr = split_for(h / V * V, d.rows, want, V);
     } else {
-      tr = h < d.rows ? h : d.rows;
+      tr = split_for(h < d.rows ? h : d.rows, d.rows, want, 1);
     }
   }
   const std::uint64_t ntr = ceil_div(d.rows, tr), ntc = ceil_div(d.cols, tc);
@@ -317,13 +340,22 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
   if (p.elem_size != Cfg::S)
     throw Error(ErrorKind::usage, "padded variant for " + std::to_string(Cfg::S) + "-byte elements called with " +
                                       std::to_string(p.elem_size) + "-byte elements");
+  // A matrix with fewer tiles than the GPU has room for takes the small
+  // tiling (Tunings::Small, either path) where that gives it more.
+  using Small = typename PaddedTunings<Cfg::S>::Small;
+  const auto few = [&](auto c) {
+    using C = decltype(c);
+    return ceil_div(d.rows, C::TR) * ceil_div(d.cols, C::TC) < busy_blocks() && !skinny_for<Small>(d);
+  };
   if (NARROW && narrow_ok<Cfg::S>(in, out, d)) {
     launch_narrow<Cfg::S>(in, out, d, stream);
   } else if (vec16_ok(in, out, d, Cfg::S)) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
+    else if (few(Cfg{})) launch_tiles<Small, false>(in, out, d, stream);
     else launch_tiles<Cfg, false>(in, out, d, stream);
   } else if constexpr (MISALIGNED_PATH && can_misalign_v<MisCfg>) {
-    if (skinny_for<MisCfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
+    if (few(MisCfg{})) launch_tiles<Small, true>(in, out, d, stream);
+    else if (skinny_for<MisCfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
     else launch_tiles<MisCfg, true>(in, out, d, stream);
   } else if constexpr (ELEM_TILE && Cfg::S <= 8) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
@@ -337,9 +369,10 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
 // Tunings: SuperCfg<S, TSR, TSC, THREADS, MINB, A_DOWN, B_ACROSS, STREAM>.
 // `Default` is what the registry runs; `Alt` the alternatives the tuning
 // runs compare (DISABLED_Tune.Catalogue). Each default names the run that
-// chose it (docs/PERF.md, "Kernels (issue 4)"). `ElemTile`: the element
-// tile (ElemTileCfg<S, TR, TC, THREADS>) for rows not 16-byte aligned where
-// kMisalignedTile is false.
+// chose it (docs/PERF.md, "Kernels (issue 4)"). `Mis`: the tiles for rows
+// not 16-byte aligned (kMisalignedTile: on the misaligned tile path, else
+// on `ElemTile`, an ElemTileCfg<S, TR, TC, THREADS>). `Small`: 64-thread
+// tiles for matrices with fewer big tiles than two per SM.
 
 template <>
 struct PaddedTunings<1> {
@@ -350,6 +383,7 @@ struct PaddedTunings<1> {
   // 42.2% and 36.9%).
   static constexpr bool kMisalignedTile = true;
   using Mis = SuperCfg<1, 64, 64, 512, 1, false, false, false>;
+  using Small = SuperCfg<1, 16, 16, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<1, 128, 128, 512>;
   // 256x128 bytes per tile: run 1 (H100, 2026-11-22) 88.9% vs 87.3% for
   // 128x128. Run 3: A lanes along the rows (512 B per warp load, 4-way
@@ -360,7 +394,8 @@ struct PaddedTunings<1> {
   using Default = C0;
   using Alt = std::tuple<SuperCfg<1, 64, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 256, 1, false, false, false>,
                          SuperCfg<1, 128, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 256, 1, true, true, false>,
-                         SuperCfg<1, 32, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 512, 1, false, false, false>>;
+                         SuperCfg<1, 32, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 512, 1, false, false, false>,
+                         SuperCfg<1, 128, 32, 512, 1, false, false, false>>;
 };
 template <>
 struct PaddedTunings<2> {
@@ -370,6 +405,7 @@ struct PaddedTunings<2> {
   // default's tiles; the element tile 49.3% and 46.3%).
   static constexpr bool kMisalignedTile = true;
   using Mis = SuperCfg<2, 128, 32, 512, 1, false, false, false>;
+  using Small = SuperCfg<2, 16, 16, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<2, 128, 64, 512>;
   // 128x128 halves per tile, A lanes along, B lanes down: run 3, 97.2% vs
   // 94.8% (128x64, B across) and 90.6% (128x128, both conflict-free).
@@ -377,16 +413,20 @@ struct PaddedTunings<2> {
   using Default = C0;
   using Alt = std::tuple<SuperCfg<2, 64, 16, 256, 1, false, true, false>, SuperCfg<2, 64, 32, 256, 1, true, true, false>,
                          SuperCfg<2, 128, 32, 512, 1, false, false, false>, SuperCfg<2, 64, 64, 512, 1, false, false, false>,
-                         SuperCfg<2, 128, 16, 512, 1, false, false, false>, SuperCfg<2, 64, 32, 512, 1, false, false, false>>;
+                         SuperCfg<2, 128, 16, 512, 1, false, false, false>, SuperCfg<2, 64, 32, 512, 1, false, false, false>,
+                         SuperCfg<2, 256, 16, 512, 1, false, false, false>>;
 };
 template <>
 struct PaddedTunings<4> {
-  // Rows not 16-byte aligned: the misaligned tile path on 64x64-float tiles
-  // (run 57: 12345x6789 75.5%, 16383x16385 71.4%; the compile-time element
-  // tile 71.6% and 67.6%, the general element path 64.6% and 62.1%, the
+  // Rows not 16-byte aligned: the misaligned tile path on tall 128x32-float
+  // tiles (run 58: 12345x6789 81.3%, 16383x16385 77.2%, 6789x12345 91.2%;
+  // 64x64 tiles 74.2%, 71.0%, 83.7%; run 57: the compile-time element tile
+  // 71.6% and 67.6%, the general element path 64.6% and 62.1%, the
   // misaligned path on the aligned default's 64x128 tiles 62.6% and 57.3%).
+  // Tall tiles make long output rows: fewer partial words per byte stored.
   static constexpr bool kMisalignedTile = true;
-  using Mis = SuperCfg<4, 64, 16, 256, 1, false, false, false>;
+  using Mis = SuperCfg<4, 128, 8, 256, 1, false, false, false>;
+  using Small = SuperCfg<4, 32, 8, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<4, 64, 64, 256>;
   // 64x128 floats per tile, B lanes down: run 3, 97.6% vs 96.7% (B across)
   // and 97.2-97.3% (64x64, 128x64).
@@ -396,7 +436,8 @@ struct PaddedTunings<4> {
                          SuperCfg<4, 128, 16, 256, 1, false, false, false>, SuperCfg<4, 64, 32, 256, 1, false, false, true>,
                          SuperCfg<4, 64, 32, 512, 1, false, false, false>, SuperCfg<4, 64, 32, 256, 3, false, false, false>,
                          SuperCfg<4, 128, 16, 512, 1, false, false, false>, SuperCfg<4, 128, 8, 256, 1, false, false, false>,
-                         SuperCfg<4, 64, 16, 128, 1, false, false, false>>;
+                         SuperCfg<4, 64, 16, 128, 1, false, false, false>, SuperCfg<4, 256, 8, 512, 1, false, false, false>,
+                         SuperCfg<4, 128, 8, 128, 1, false, false, false>, SuperCfg<4, 128, 4, 128, 1, false, false, false>>;
 };
 template <>
 struct PaddedTunings<8> {
@@ -406,6 +447,7 @@ struct PaddedTunings<8> {
   // misaligned path on the aligned default's 32x64 tiles 74.9% and 72.1%).
   static constexpr bool kMisalignedTile = true;
   using Mis = SuperCfg<8, 64, 16, 256, 1, false, false, false>;
+  using Small = SuperCfg<8, 32, 8, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<8, 64, 32, 256>;
   // 32x64 doubles per tile, B lanes down the output rows: run 3, 97.8% vs
   // 97.0-97.4% for 64x32, 64x64, 128x32. Run 1: B lanes down beat the
@@ -415,7 +457,8 @@ struct PaddedTunings<8> {
   using Alt = std::tuple<SuperCfg<8, 64, 16, 256, 1, false, false, false>, SuperCfg<8, 64, 16, 256, 1, false, true, false>,
                          SuperCfg<8, 64, 32, 256, 1, false, false, false>, SuperCfg<8, 64, 16, 512, 1, false, false, false>,
                          SuperCfg<8, 32, 16, 256, 1, false, false, false>, SuperCfg<8, 64, 8, 256, 1, false, false, false>,
-                         SuperCfg<8, 128, 8, 512, 1, false, false, false>>;
+                         SuperCfg<8, 128, 8, 512, 1, false, false, false>, SuperCfg<8, 128, 8, 256, 1, false, false, false>,
+                         SuperCfg<8, 128, 4, 256, 1, false, false, false>>;
 };
 template <>
 struct PaddedTunings<16> {
@@ -426,6 +469,7 @@ struct PaddedTunings<16> {
   using C0 = SuperCfg<16, 32, 32, 256, 1, false, false, false>;
   using Default = C0;
   using Mis = C0;
+  using Small = SuperCfg<16, 16, 16, 64, 1, false, false, false>;
   using Alt = std::tuple<SuperCfg<16, 64, 32, 256, 2, false, false, false>, SuperCfg<16, 64, 16, 256, 1, false, false, false>>;
 };
 

@@ -340,22 +340,33 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
   if (p.elem_size != Cfg::S)
     throw Error(ErrorKind::usage, "padded variant for " + std::to_string(Cfg::S) + "-byte elements called with " +
                                       std::to_string(p.elem_size) + "-byte elements");
-  // A matrix with fewer tiles than the GPU has room for takes the small
-  // tiling (Tunings::Small, either path) where that gives it more.
+  // A matrix with fewer big tiles than two per SM takes smaller ones:
+  // aligned rows the 64-thread Tunings::Small, misaligned rows the element
+  // tile (run 59: 3839x246 2-byte 111.3% vs 97.8% on Small) or, skinny for
+  // it, the skinny kernel, which splits small matrices over the SMs (228x2861
+  // bytes 71.4% vs 56.7%).
   using Small = typename PaddedTunings<Cfg::S>::Small;
   const auto few = [&](auto c) {
     using C = decltype(c);
-    return ceil_div(d.rows, C::TR) * ceil_div(d.cols, C::TC) < busy_blocks() && !skinny_for<Small>(d);
+    return ceil_div(d.rows, C::TR) * ceil_div(d.cols, C::TC) < busy_blocks();
   };
   if (NARROW && narrow_ok<Cfg::S>(in, out, d)) {
     launch_narrow<Cfg::S>(in, out, d, stream);
   } else if (vec16_ok(in, out, d, Cfg::S)) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
-    else if (few(Cfg{})) launch_tiles<Small, false>(in, out, d, stream);
+    else if (few(Cfg{}) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream);
     else launch_tiles<Cfg, false>(in, out, d, stream);
   } else if constexpr (MISALIGNED_PATH && can_misalign_v<MisCfg>) {
-    if (few(MisCfg{})) launch_tiles<Small, true>(in, out, d, stream);
-    else if (skinny_for<MisCfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
+    if constexpr (Cfg::S <= 8) {
+      using E = typename PaddedTunings<Cfg::S>::ElemTile;
+      if (few(MisCfg{})) {
+        if (skinny_for<E>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
+        else launch_element_tiles<E>(in, out, d, stream);
+        GT_CUDA_LAUNCHED("padded");
+        return;
+      }
+    }
+    if (skinny_for<MisCfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
     else launch_tiles<MisCfg, true>(in, out, d, stream);
   } else if constexpr (ELEM_TILE && Cfg::S <= 8) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
@@ -380,11 +391,12 @@ struct PaddedTunings<1> {
   // 2026-11-23: 12345x6789 41.2% vs 32.2% on the element path; 16383x16385
   // 42.5% vs 31.4%), on 512-thread tiles (run 57: 55.6% and 55.9% vs 41.4%
   // and 42.4% for the aligned default's 256; the compile-time element tile
-  // 42.2% and 36.9%).
+  // 42.2% and 36.9%). Run 59: 512x128-byte tiles, 60.9% and 57.6% vs 55.4%
+  // and 56.2% for 256x256.
   static constexpr bool kMisalignedTile = true;
-  using Mis = SuperCfg<1, 64, 64, 512, 1, false, false, false>;
+  using Mis = SuperCfg<1, 128, 32, 512, 1, false, false, false>;
   using Small = SuperCfg<1, 16, 16, 64, 1, false, false, false>;
-  using ElemTile = ElemTileCfg<1, 128, 128, 512>;
+  using ElemTile = ElemTileCfg<1, 64, 64, 256>;
   // 256x128 bytes per tile: run 1 (H100, 2026-11-22) 88.9% vs 87.3% for
   // 128x128. Run 3: A lanes along the rows (512 B per warp load, 4-way
   // conflicts on the shared stores) and B lanes down the output rows: 92.7%
@@ -406,7 +418,7 @@ struct PaddedTunings<2> {
   static constexpr bool kMisalignedTile = true;
   using Mis = SuperCfg<2, 128, 32, 512, 1, false, false, false>;
   using Small = SuperCfg<2, 16, 16, 64, 1, false, false, false>;
-  using ElemTile = ElemTileCfg<2, 128, 64, 512>;
+  using ElemTile = ElemTileCfg<2, 64, 64, 256>;
   // 128x128 halves per tile, A lanes along, B lanes down: run 3, 97.2% vs
   // 94.8% (128x64, B across) and 90.6% (128x128, both conflict-free).
   using C0 = SuperCfg<2, 64, 32, 256, 1, false, false, false>;

@@ -340,26 +340,29 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
   if (p.elem_size != Cfg::S)
     throw Error(ErrorKind::usage, "padded variant for " + std::to_string(Cfg::S) + "-byte elements called with " +
                                       std::to_string(p.elem_size) + "-byte elements");
-  // A matrix with fewer big tiles than two per SM takes smaller ones:
+  // A matrix with few big tiles takes smaller ones (fewer than two per SM
+  // aligned, fewer than eight misaligned):
   // aligned rows the 64-thread Tunings::Small, misaligned rows the element
   // tile (run 59: 3839x246 2-byte 111.3% vs 97.8% on Small) or, skinny for
   // it, the skinny kernel, which splits small matrices over the SMs (228x2861
   // bytes 71.4% vs 56.7%).
   using Small = typename PaddedTunings<Cfg::S>::Small;
-  const auto few = [&](auto c) {
+  const auto few = [&](auto c, std::uint64_t per_two_sms) {
     using C = decltype(c);
-    return ceil_div(d.rows, C::TR) * ceil_div(d.cols, C::TC) < busy_blocks();
+    return ceil_div(d.rows, C::TR) * ceil_div(d.cols, C::TC) < per_two_sms * busy_blocks();
   };
   if (NARROW && narrow_ok<Cfg::S>(in, out, d)) {
     launch_narrow<Cfg::S>(in, out, d, stream);
   } else if (vec16_ok(in, out, d, Cfg::S)) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
-    else if (few(Cfg{}) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream);
+    else if (few(Cfg{}, 1) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream);
     else launch_tiles<Cfg, false>(in, out, d, stream);
   } else if constexpr (MISALIGNED_PATH && can_misalign_v<MisCfg>) {
     if constexpr (Cfg::S <= 8) {
       using E = typename PaddedTunings<Cfg::S>::ElemTile;
-      if (few(MisCfg{})) {
+      // Fewer than eight per SM: medium matrices too (run 60: 2022x4644
+      // 2-byte 74.5% on the element tile vs 52.8% on 296 big tiles).
+      if (few(MisCfg{}, 4)) {
         if (skinny_for<E>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
         else launch_element_tiles<E>(in, out, d, stream);
         GT_CUDA_LAUNCHED("padded");

@@ -114,11 +114,14 @@ std::vector<Case> out_of_place_cases() {
   for (std::size_t es : {1, 2, 4, 8}) {
     v.push_back({es, 1000, 1000, 1, 3, 0, 0});
     v.push_back({es, 3001, 1031, 7, 5, 1, 1});
-    // Enough of the big misaligned tiles (two per SM and more) that they,
+    // Enough of the big misaligned tiles (eight per SM and more) that they,
     // not the small matrices' tiling, take it: every size's Tunings::Mis.
     v.push_back({es, 5003, 4099, 0, 0, 1, 0});
     v.push_back({es, 4099, 5003, 3, 1, 0, 1});
   }
+  // 1- and 2-byte Mis tiles are 512x128 and 256x128 elements: eight per SM
+  // and more takes a larger matrix.
+  for (std::size_t es : {1, 2}) v.push_back({es, 16385, 8195, 0, 0, 1, 0});
   return v;
 }
 

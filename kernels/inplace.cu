@@ -162,9 +162,21 @@ void launch_inplace_elements(void* a, const Dims& d, cudaStream_t stream) {
                                                                nt, npairs);
 }
 
-// MISALIGNED_PATH = false keeps squares whose rows are not 16-byte aligned on
-// the element kernel (the "-no-misaligned" tuning variant).
-template <class Cfg, bool MISALIGNED_PATH = true>
+template <class C, bool MISALIGNED>
+void launch_inplace_tiles(void* a, const Dims& d, cudaStream_t stream) {
+  const std::uint64_t nt = ceil_div(d.rows, C::TR), npairs = nt * (nt + 1) / 2;
+  const std::size_t smem = 2 * C::SMEM;
+  auto kernel = inplace_tiled_kernel<C, MISALIGNED>;
+  if (smem > 48 * 1024)
+    GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  kernel<<<grid_1d(npairs), C::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt, npairs);
+}
+
+// Squares whose rows are 16-byte aligned take Cfg's tile pairs; those whose
+// rows are not take MisCfg's on the misaligned tile path (its best tiling
+// differs: run 61), or with MISALIGNED_PATH = false the element kernel (the
+// "-no-misaligned" tuning variant).
+template <class Cfg, bool MISALIGNED_PATH = true, class MisCfg = Cfg>
 void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t stream) {
   require(inplace_tiled_info(), in, nullptr, p);
   const Dims d = resolve(p, Kind::inplace);
@@ -172,20 +184,15 @@ void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t st
   if (p.elem_size != Cfg::S)
     throw Error(ErrorKind::usage, "inplace-tiled variant for " + std::to_string(Cfg::S) +
                                       "-byte elements called with " + std::to_string(p.elem_size) + "-byte elements");
-  const std::uint64_t nt = ceil_div(d.rows, Cfg::TR), npairs = nt * (nt + 1) / 2;
-  const std::size_t smem = 2 * Cfg::SMEM;
   void* a = const_cast<void*>(in);
-  const bool vec = vec16_ok(a, a, d, Cfg::S);
-  constexpr bool can_misalign = !Cfg::A_DOWN && !Cfg::B_ACROSS && 32 % Cfg::GA == 0 && 32 % Cfg::GB == 0;
-  auto kernel = vec ? inplace_tiled_kernel<Cfg, false> : inplace_tiled_kernel<Cfg, MISALIGNED_PATH && can_misalign>;
-  if (smem > 48 * 1024)
-    GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  // A matrix smaller than one tile has no full tile for the vector path.
-  if (!vec && (!(MISALIGNED_PATH && can_misalign) || d.rows < std::uint64_t(Cfg::TR))) {
-    launch_inplace_elements<Cfg::S>(a, d, stream);
+  constexpr bool can_misalign = !MisCfg::A_DOWN && !MisCfg::B_ACROSS && 32 % MisCfg::GA == 0 && 32 % MisCfg::GB == 0;
+  if (vec16_ok(a, a, d, Cfg::S)) {
+    launch_inplace_tiles<Cfg, false>(a, d, stream);
+  } else if (MISALIGNED_PATH && can_misalign && d.rows >= std::uint64_t(MisCfg::TR)) {
+    launch_inplace_tiles<MisCfg, MISALIGNED_PATH && can_misalign>(a, d, stream);
   } else {
-    kernel<<<grid_1d(npairs), Cfg::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt,
-                                                            npairs);
+    // A matrix smaller than one tile has no full tile for the vector path.
+    launch_inplace_elements<Cfg::S>(a, d, stream);
   }
   GT_CUDA_LAUNCHED("inplace-tiled");
 }
@@ -205,7 +212,9 @@ struct InplaceTunings<1> {
   // conflict-free) and 93.8% with 1024 threads.
   using C0 = SuperCfg<1, 64, 64, 512, 1, false, false, false>;
   using Default = C0;
-  using Alt = std::tuple<SuperCfg<1, 32, 32, 256, 1, false, false, false>, SuperCfg<1, 64, 64, 1024, 1, false, false, false>>;
+  using Mis = C0;
+  using Alt = std::tuple<SuperCfg<1, 32, 32, 256, 1, false, false, false>, SuperCfg<1, 64, 64, 1024, 1, false, false, false>,
+                         SuperCfg<1, 16, 16, 64, 1, false, false, false>>;
 };
 template <>
 struct InplaceTunings<2> {
@@ -215,7 +224,9 @@ struct InplaceTunings<2> {
   // 128x128 halves per tile, A along, B down: run 3, 94.9% vs 91.5%.
   using C0 = SuperCfg<2, 64, 32, 256, 1, false, false, false>;
   using Default = C0;
-  using Alt = std::tuple<SuperCfg<2, 64, 32, 256, 1, true, true, false>, SuperCfg<2, 64, 32, 512, 1, false, false, false>>;
+  using Mis = C0;
+  using Alt = std::tuple<SuperCfg<2, 64, 32, 256, 1, true, true, false>, SuperCfg<2, 64, 32, 512, 1, false, false, false>,
+                         SuperCfg<2, 32, 16, 128, 1, false, false, false>, SuperCfg<2, 128, 64, 1024, 1, false, false, false>>;
 };
 template <>
 struct InplaceTunings<4> {
@@ -226,8 +237,10 @@ struct InplaceTunings<4> {
   // (B across) and 95.6% (256 threads).
   using C0 = SuperCfg<4, 64, 16, 128, 1, false, false, false>;
   using Default = C0;
+  using Mis = C0;
   using Alt = std::tuple<SuperCfg<4, 64, 16, 128, 1, false, true, false>, SuperCfg<4, 64, 16, 256, 1, false, false, false>,
-                         SuperCfg<4, 128, 32, 512, 1, false, false, false>>;
+                         SuperCfg<4, 128, 32, 512, 1, false, false, false>, SuperCfg<4, 32, 8, 64, 1, false, false, false>,
+                         SuperCfg<4, 128, 32, 1024, 1, false, false, false>>;
 };
 template <>
 struct InplaceTunings<8> {
@@ -237,7 +250,10 @@ struct InplaceTunings<8> {
   // 32x32 doubles per tile, 128 threads, B lanes down: run 3, 95.0% vs 94.0% (B across).
   using C0 = SuperCfg<8, 32, 16, 128, 1, false, false, false>;
   using Default = C0;
-  using Alt = std::tuple<SuperCfg<8, 32, 16, 128, 1, false, true, false>, SuperCfg<8, 64, 32, 256, 1, false, false, false>>;
+  using Mis = C0;
+  using Alt = std::tuple<SuperCfg<8, 32, 16, 128, 1, false, true, false>, SuperCfg<8, 64, 32, 256, 1, false, false, false>,
+                         SuperCfg<8, 16, 8, 64, 1, false, false, false>, SuperCfg<8, 64, 32, 512, 1, false, false, false>,
+                         SuperCfg<8, 32, 16, 256, 1, false, false, false>>;
 };
 template <>
 struct InplaceTunings<16> {
@@ -245,6 +261,7 @@ struct InplaceTunings<16> {
   // 32x32 16-byte elements per tile: run 1, 96.5% (64 to 256 threads alike); run 3, 96.5%.
   using C0 = SuperCfg<16, 32, 32, 256, 1, false, false, false>;
   using Default = C0;
+  using Mis = C0;
   using Alt = std::tuple<SuperCfg<16, 32, 32, 128, 1, false, false, false>>;
 };
 
@@ -268,7 +285,7 @@ std::vector<Variant> inplace_variants() {
   std::vector<Variant> v;
   constexpr bool mis = Tn::kMisalignedTile;
   v.push_back({inplace_cfg_name<typename Tn::Default>(), inplace_cfg_params<typename Tn::Default>(), true,
-               launch_inplace_cfg<typename Tn::Default, mis>});
+               launch_inplace_cfg<typename Tn::Default, mis, typename Tn::Mis>});
   std::apply([&](auto... c) { (v.push_back({inplace_cfg_name<decltype(c)>(), inplace_cfg_params<decltype(c)>(), false,
                                             launch_inplace_cfg<decltype(c)>}), ...); },
              typename Tn::Alt{});
@@ -276,7 +293,7 @@ std::vector<Variant> inplace_variants() {
     v.push_back({inplace_cfg_name<typename Tn::Default>() + (mis ? "-no-misaligned" : "-misaligned"),
                  inplace_cfg_params<typename Tn::Default>() + (mis ? ", rows not 16-byte aligned on the element kernel"
                                                                    : ", rows not 16-byte aligned on the misaligned tile path"),
-                 false, launch_inplace_cfg<typename Tn::Default, !mis>});
+                 false, launch_inplace_cfg<typename Tn::Default, !mis, typename Tn::Mis>});
   return v;
 }
 
@@ -287,7 +304,7 @@ bool inplace_tiled_supports(const Problem& p, std::string* why) {
 void launch_inplace_tiled(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   with_elem_size(p.elem_size, [&](auto sz) {
     using Tn = InplaceTunings<decltype(sz)::value>;
-    launch_inplace_cfg<typename Tn::Default, Tn::kMisalignedTile>(in, out, p, stream);
+    launch_inplace_cfg<typename Tn::Default, Tn::kMisalignedTile, typename Tn::Mis>(in, out, p, stream);
   });
 }
 

@@ -83,7 +83,10 @@ std::string format_plan(const PlanSummary& p, const MatrixDescription& in, const
   o << "  plan: " << p.readers << " reader" << (p.readers == 1 ? "" : "s") << ", " << p.writers << " writer"
     << (p.writers == 1 ? "" : "s") << ", " << p.slots << " slot" << (p.slots == 1 ? "" : "s");
   if (p.slot_bytes) o << " of " << format_bytes(p.slot_bytes);
-  if (p.codec_threads_in || p.codec_threads_out)
+  // Equal counts are one pool (formats/codecs/pool.hpp: WorkerPool::shared).
+  if (p.codec_threads_in && p.codec_threads_in == p.codec_threads_out)
+    o << ", codec threads " << p.codec_threads_in << " (one pool, both sides)";
+  else if (p.codec_threads_in || p.codec_threads_out)
     o << ", codec threads " << p.codec_threads_in << " in, " << p.codec_threads_out << " out";
   o << "; staging: " << p.staging << "\n";
   o << "  plan: host memory peak " << format_bytes(p.host_peak) << " of " << format_bytes(p.host_budget) << " budget";

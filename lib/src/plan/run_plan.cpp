@@ -192,16 +192,22 @@ Budgets budgets_of(const PlanRequest& req, const EngineCaps& caps) {
                     format_bytes(need));
   }
   // More codec threads while their buffers take at most half of what is
-  // left beyond that least; the rest makes the tiles larger.
+  // left beyond that least; the rest makes the tiles larger. Both sides
+  // compressed: one pool of t threads decodes and encodes (the formats
+  // share it when given the same count), each thread holding buffers for
+  // both sides, so deflate's higher cost never leaves threads of a fixed
+  // split idle and t never exceeds the cores the formats asked for.
   const std::uint64_t room = (b.host - least) / 2;
+  const bool one_pool = per_in && per_out;
+  const auto side = [&](const CodecDemand& d, int t) { return one_pool ? t : codec_threads(d, t); };
   int t = std::max({1, in.threads, out.threads});
   for (; t > 1; --t) {
-    const std::uint64_t extra = std::uint64_t(codec_threads(in, t) - (per_in ? 1 : 0)) * per_in +
-                                std::uint64_t(codec_threads(out, t) - (per_out ? 1 : 0)) * per_out;
+    const std::uint64_t extra = std::uint64_t(side(in, t) - (per_in ? 1 : 0)) * per_in +
+                                std::uint64_t(side(out, t) - (per_out ? 1 : 0)) * per_out;
     if (extra <= room) break;
   }
-  b.codec_in = codec_threads(in, t);
-  b.codec_out = codec_threads(out, t);
+  b.codec_in = side(in, t);
+  b.codec_out = side(out, t);
   b.codec = std::uint64_t(b.codec_in) * per_in + std::uint64_t(b.codec_out) * per_out;
   b.engine = b.host - req.reserved - b.codec;
   if (caps.kind == EngineKind::cuda) b.device = req.device_mem ? req.device_mem : default_device_budget(caps.device_free);
@@ -246,7 +252,10 @@ RunPlan base_plan(const PlanRequest& req, const EngineCaps& caps, const Budgets&
   p.device_budget = b.device;
   p.notes = caps.notes;
   if (req.reserved) p.notes.push_back("HDF5 chunk cache: " + format_bytes(req.reserved) + " of the host budget");
-  if (b.codec_in || b.codec_out)
+  if (b.codec_in && b.codec_in == b.codec_out && req.codec_in.bytes_per_thread && req.codec_out.bytes_per_thread)
+    p.notes.push_back("HDF5 chunk threads: one pool of " + std::to_string(b.codec_in) +
+                      " decoding and encoding, " + format_bytes(b.codec) + " of codec buffers");
+  else if (b.codec_in || b.codec_out)
     p.notes.push_back("HDF5 chunk threads: " + std::to_string(b.codec_in) + " reading, " + std::to_string(b.codec_out) +
                       " writing" + (b.codec ? ", " + format_bytes(b.codec) + " of codec buffers" : ""));
   return p;

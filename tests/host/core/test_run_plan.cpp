@@ -162,7 +162,7 @@ TEST(RunPlan, ChunkedInputNeedsATileOfAChunkEachWayAndOneCodecThreadASide) {
   EXPECT_EQ(p.slots, 2);
   EXPECT_EQ(p.tile.rows % 512, 0u);
   EXPECT_EQ(p.tile.cols % 512, 0u);
-  EXPECT_TRUE(has_note(p, "HDF5 chunk threads: 16 reading, 16 writing"));
+  EXPECT_TRUE(has_note(p, "HDF5 chunk threads: one pool of 16 decoding and encoding"));
   expect_within_budgets(p, "large");
   // In between, fewer codec threads: their buffers take at most half of
   // what is left beyond the least.

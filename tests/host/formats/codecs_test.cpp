@@ -5,10 +5,14 @@
 // HDF5 files, both ways against HDF5's pipeline, is in hdf5_codecs_test.cpp.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "formats/codecs/pool.hpp"
 #include "testing.hpp"
 
 namespace gt::test {
@@ -109,6 +113,33 @@ TEST(Codecs, ShuffleAndFletcherAreHdf5sBytes) {
   EXPECT_EQ(codecs::fletcher32(abc, 5), (s2 << 16) | s1);
 }
 
+// The vectorised shuffle (4-byte elements, 16 at a time) against H5Zshuffle.c's
+// definition: byte b of element i at b*n + i, leftover bytes last as they were;
+// every element size, lengths around the 16-element blocks and leftover bytes.
+TEST(Codecs, ShuffleMatchesHdf5sDefinitionAtEveryLength) {
+  for (std::size_t es : {2, 3, 4, 8, 16}) {
+    const auto sh = codecs::make_codec({codecs::kShuffle, 0, {unsigned(es)}}, nullptr);
+    ASSERT_TRUE(sh);
+    for (std::size_t elems : {2, 15, 16, 17, 31, 32, 33, 1000, 65536 + 5}) {
+      for (std::size_t tail : {std::size_t(0), std::size_t(1), es - 1}) {
+        if (tail >= es) continue;
+        SCOPED_TRACE("es " + std::to_string(es) + " elems " + std::to_string(elems) + " tail " + std::to_string(tail));
+        const std::size_t n = elems * es + tail;
+        const auto in = sample(n, 1, true, unsigned(n));
+        std::vector<std::uint8_t> want(n);
+        for (std::size_t i = 0; i < elems; ++i)
+          for (std::size_t b = 0; b < es; ++b) want[b * elems + i] = in[i * es + b];
+        for (std::size_t k = elems * es; k < n; ++k) want[k] = in[k];
+        std::vector<std::uint8_t> got(n), back(n);
+        ASSERT_EQ(sh->encode(in.data(), n, got.data()), n);
+        ASSERT_EQ(got, want);
+        ASSERT_EQ(sh->decode(got.data(), n, back.data(), n), n);
+        ASSERT_EQ(back, in);
+      }
+    }
+  }
+}
+
 TEST(Codecs, Fletcher32AcceptsTheOldSwappedSumAndRejectsDamage) {
   const auto f = codecs::make_codec({codecs::kFletcher32, 0, {}}, nullptr);
   auto data = sample(1000, 4, true, 3);
@@ -199,6 +230,65 @@ TEST(Codecs, PipelineHonoursTheFilterMaskAndOptionalFilters) {
   // A filter that is not ours names itself.
   EXPECT_FALSE(codecs::Pipeline::make({{32000, 1, {}}}, &why));
   EXPECT_NE(why.find("32000"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace gt::test
+
+namespace gt::test {
+namespace {
+
+// One pool serves both sides of a run: groups from two callers at once run
+// to completion, a writer's wait_released() returns once each job has
+// copied its input (before the slow part), and a group's error reaches only
+// the caller that waits on it, with the group's other jobs counted off.
+TEST(CodecPool, GroupsFromTwoCallersReleaseEarlyAndKeepTheirErrors) {
+  const auto pool = codecs::WorkerPool::shared(3);
+  EXPECT_EQ(codecs::WorkerPool::shared(3), pool);  // the same threads for a source and a sink
+  EXPECT_NE(codecs::WorkerPool::shared(2), pool);
+  std::atomic<int> copied{0}, encoded{0}, decoded{0};
+  std::atomic<bool> go{false};
+  auto enc = pool->submit(6, [&](std::size_t, int worker) {
+    EXPECT_GE(worker, 0);
+    EXPECT_LT(worker, 3);
+    ++copied;
+    codecs::WorkerPool::release_input();
+    while (!go) std::this_thread::yield();  // the slow part, after the input is no longer read
+    ++encoded;
+  });
+  std::thread reader([&] {
+    pool->run(5, [&](std::size_t, int) { ++decoded; });
+  });
+  // Three threads hold three encodes in their slow part: the other three
+  // have not copied yet, so the writer would still be waiting.
+  while (copied < 3) std::this_thread::yield();
+  EXPECT_FALSE(pool->finished(*enc));
+  go = true;
+  pool->wait_released(*enc);
+  EXPECT_EQ(copied, 6);
+  reader.join();
+  EXPECT_EQ(decoded, 5);
+  pool->wait(*enc);
+  EXPECT_EQ(encoded, 6);
+
+  std::atomic<int> ran{0};
+  auto bad = pool->submit(50, [&](std::size_t k, int) {
+    ++ran;
+    if (k == 0) throw std::runtime_error("chunk 0 is damaged");
+  });
+  pool->run(4, [](std::size_t, int) {});  // another caller's group is not failed by it
+  EXPECT_THROW(
+      {
+        try {
+          pool->wait(*bad);
+        } catch (const std::runtime_error& e) {
+          EXPECT_STREQ(e.what(), "chunk 0 is damaged");
+          throw;
+        }
+      },
+      std::runtime_error);
+  EXPECT_LE(ran, 50);
+  EXPECT_NO_THROW(pool->wait(*bad));  // rethrown once
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <ctime>
 #include <cstring>
 
 #include "formats/plain_io.hpp"
@@ -70,6 +71,25 @@ std::uint64_t ns_since(Clock::time_point t0) {
   return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
 }
 
+// This thread's CPU time: a codec thread's share of the cores, which wall
+// time overstates when more threads run than there are cores.
+std::uint64_t thread_cpu_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return std::uint64_t(t.tv_sec) * 1000000000u + std::uint64_t(t.tv_nsec);
+}
+
+// Times a codec call both ways.
+template <class F>
+auto timed_codec(ChunkCounters& n, F&& f) {
+  const auto t0 = Clock::now();
+  const std::uint64_t c0 = thread_cpu_ns();
+  auto r = f();
+  n.codec_cpu_ns += thread_cpu_ns() - c0;
+  n.codec_ns += ns_since(t0);
+  return r;
+}
+
 // Rows of `row_bytes` at `mem` (one every `stride` bytes) to or from one
 // contiguous run of the file at `off`: one preadv/pwritev per IOV_MAX rows.
 // A short transfer finishes row by row through the whole-buffer helpers,
@@ -97,16 +117,43 @@ void rows_io(bool write, int fd, std::uint64_t off, unsigned char* mem, std::uin
 
 ChunkIo::ChunkIo(Setup s) : s_(std::move(s)), threads_(s_.threads) {
   chunk_bytes_ = s_.chunk.rows * s_.chunk.cols * s_.elem_size;
+  total_chunks_ = ((s_.shape.rows + s_.chunk.rows - 1) / s_.chunk.rows) * ((s_.shape.cols + s_.chunk.cols - 1) / s_.chunk.cols);
 }
 
-ChunkIo::~ChunkIo() = default;
+ChunkIo::~ChunkIo() {
+  // The jobs left running use this object: they finish first (an
+  // abandoned run's errors are not news).
+  try {
+    reap(true);
+  } catch (...) {
+  }
+}
 
 void ChunkIo::set_threads(int n) {
   if (n == threads_) return;
+  reap(true);
   pool_.reset();
   bufs_.clear();
   threads_ = std::max(0, n);
 }
+
+void ChunkIo::reap(bool all) {
+  std::lock_guard<std::mutex> lk(pending_mu_);
+  std::exception_ptr first;
+  while (!pending_.empty() && (all || pool_->finished(*pending_.front()))) {
+    const std::shared_ptr<codecs::WorkerPool::Group> g = pending_.front();
+    pending_.pop_front();
+    try {
+      pool_->wait(*g);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+      if (!all) break;  // the rest run on; the next call or drain() waits for them
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+void ChunkIo::drain() { reap(true); }
 
 std::uint64_t ChunkIo::bytes_per_thread() const {
   const std::size_t c = std::size_t(chunk_bytes_);
@@ -119,16 +166,24 @@ codecs::WorkBuffers& ChunkIo::buffers(int worker) {
   return w;
 }
 
-void ChunkIo::run(std::size_t jobs, const std::function<void(std::size_t, int)>& job) {
+void ChunkIo::prepare_buffers() {
   // Unfiltered chunks need no buffers (and in place, several engine threads
-  // call in at once: nothing shared may change then).
-  if (filtered() && bufs_.size() < std::size_t(std::max(1, threads_))) bufs_.resize(std::size_t(std::max(1, threads_)));
-  if (threads_ == 0 || jobs == 1) {
+  // call in at once: nothing shared may change then). One set a pool
+  // thread, or one for the caller.
+  const std::size_t n = std::size_t(std::max(1, threads_));
+  if (filtered() && bufs_.size() < n) bufs_.resize(n);
+  if (threads_ > 0 && !pool_) pool_ = codecs::WorkerPool::shared(threads_);
+}
+
+void ChunkIo::run(std::size_t jobs, const codecs::WorkerPool::Job& job) {
+  prepare_buffers();
+  if (threads_ == 0) {
     for (std::size_t k = 0; k < jobs; ++k) job(k, 0);
     return;
   }
-  if (!pool_) pool_ = std::make_unique<codecs::WorkerPool>(threads_);
+  const auto t0 = Clock::now();
   pool_->run(jobs, job);
+  n_.wait_ns += ns_since(t0);
 }
 
 std::string ChunkIo::chunk_text(const Ref& c) const {
@@ -220,14 +275,12 @@ void ChunkIo::read_chunk(const Ref& c, const Span& s, unsigned char* dst, std::u
   const auto t_io = Clock::now();
   pread_full(s_.fd, wb.a.data(), c.size, c.addr, s_.what);
   n_.io_ns += ns_since(t_io);
-  const auto t0 = Clock::now();
   codecs::Coded d;
   try {
-    d = s_.pipeline.decode(wb, std::size_t(c.size), c.mask, std::size_t(chunk_bytes_));
+    d = timed_codec(n_, [&] { return s_.pipeline.decode(wb, std::size_t(c.size), c.mask, std::size_t(chunk_bytes_)); });
   } catch (const codecs::CodecError& e) {
     throw Error(ErrorKind::input, "cannot decode " + chunk_text(c) + ": " + e.what());
   }
-  n_.codec_ns += ns_since(t0);
   for (std::uint64_t r = s.r0; r < s.r1; ++r) std::memcpy(out(r), d.data + in_chunk(r), width);
   n_.raw += chunk_bytes_;
   n_.stored += c.size;
@@ -268,9 +321,30 @@ void ChunkIo::write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::ui
     refs = locate(r0, c0, h, w);
   }
   const auto* in = static_cast<const unsigned char*>(src);
-  run(refs.size(), [&](std::size_t k, int worker) {
+  if (!filtered() || threads_ == 0) {
+    return run(refs.size(), [&](std::size_t k, int worker) {
+      write_chunk(refs[k], span_of(refs[k], r0, c0, h, w), in, r0, c0, ld, worker);
+    });
+  }
+  // Encoded and stored on the pool after this returns: the job owns what it
+  // needs but `src`, which it reads only until release_input().
+  reap(false);
+  prepare_buffers();
+  const auto t0 = Clock::now();
+  const std::size_t n = refs.size();
+  auto g = pool_->submit(n, [this, refs = std::move(refs), in, r0, c0, h, w, ld](std::size_t k, int worker) {
     write_chunk(refs[k], span_of(refs[k], r0, c0, h, w), in, r0, c0, ld, worker);
   });
+  pool_->wait_released(*g);
+  n_.wait_ns += ns_since(t0);
+  bool last = false;
+  {
+    std::lock_guard<std::mutex> lk(pending_mu_);
+    pending_.push_back(std::move(g));
+    last = (submitted_ += n) >= total_chunks_;
+  }
+  // The run's last chunks: its write stage ends when they are stored.
+  if (last) drain();
 }
 
 void ChunkIo::store_encoded(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask) {
@@ -311,17 +385,17 @@ void ChunkIo::write_chunk(const Ref& c, const Span& s, const unsigned char* src,
   // An edge chunk is stored whole: the part past the matrix is zeros.
   if (rows != s_.chunk.rows || s.c1 - s.c0 != cb) std::memset(wb.a.data(), 0, std::size_t(chunk_bytes_));
   for (std::uint64_t r = s.r0; r < s.r1; ++r) std::memcpy(wb.a.data() + in_chunk(r), in(r), width);
-  const auto t0 = Clock::now();
+  codecs::WorkerPool::release_input();
   codecs::Coded e;
   try {
-    e = s_.pipeline.encode(wb, std::size_t(chunk_bytes_));
+    e = timed_codec(n_, [&] { return s_.pipeline.encode(wb, std::size_t(chunk_bytes_)); });
   } catch (const codecs::CodecError& err) {
     throw Error(ErrorKind::io, "cannot encode " + chunk_text(c) + ": " + err.what());
   }
-  n_.codec_ns += ns_since(t0);
   const auto t_io = Clock::now();
   {
     auto lk = serial();
+    n_.lock_ns += ns_since(t_io);
     quiet();
     hsize_t off[2] = {c.i * s_.chunk.rows, c.j * cb};
     if (H5Dwrite_chunk(s_.dset, H5P_DEFAULT, e.mask, off, e.size, e.data) < 0)
@@ -334,22 +408,32 @@ void ChunkIo::write_chunk(const Ref& c, const Span& s, const unsigned char* src,
 }
 
 std::string ChunkIo::note(const char* verb) const {
-  char io[48];
-  std::snprintf(io, sizeof io, "%.2f s of file I/O", double(n_.io_ns) / 1e9);
+  char io[160];
+  const bool enc = std::string(verb) == "encoded";
+  if (enc && filtered())
+    std::snprintf(io, sizeof io, "%.2f s in H5Dwrite_chunk (%.2f s of it waiting for HDF5's lock), %.2f s waiting for threads to take the chunks",
+                  double(n_.io_ns) / 1e9, double(n_.lock_ns) / 1e9, double(n_.wait_ns) / 1e9);
+  else if (filtered())
+    std::snprintf(io, sizeof io, "%.2f s of file I/O, %.2f s waiting for decoded tiles", double(n_.io_ns) / 1e9,
+                  double(n_.wait_ns) / 1e9);
+  else
+    std::snprintf(io, sizeof io, "%.2f s of file I/O", double(n_.io_ns) / 1e9);
   if (!filtered())
     return std::string("direct chunks, uncompressed: pread/pwrite at their offsets") +
            (threads_ ? " on " + std::to_string(threads_) + " threads" : "") + ", " + io;
   const std::uint64_t raw = n_.raw, stored = n_.stored;
   char ratio[32] = "";
   if (stored) std::snprintf(ratio, sizeof ratio, " (%.2f:1)", double(raw) / double(stored));
-  char secs[32];
-  std::snprintf(secs, sizeof secs, "%.2f", double(n_.codec_ns) / 1e9);
+  char secs[96];
+  std::snprintf(secs, sizeof secs, "%.2f s of codec CPU time (%.2f s wall)", double(n_.codec_cpu_ns) / 1e9,
+                double(n_.codec_ns) / 1e9);
   return "direct chunks, " + s_.pipeline.names() + " on " + std::to_string(std::max(1, threads_)) +
-         " codec threads: " + format_bytes(raw) + " " + verb + (std::string(verb) == "decoded" ? " from " : " to ") +
-         format_bytes(stored) + " stored" + ratio + ", " + secs + " s of codec time, " + io +
-         (std::string(verb) == "encoded" ? " (H5Dwrite_chunk, HDF5's lock included)" : "");
+         " codec threads: " + format_bytes(raw) + " " + verb + (enc ? " to " : " from ") + format_bytes(stored) +
+         " stored" + ratio + ", " + secs + ", " + io;
 }
 
-StageStat ChunkIo::stage(const char* name) const { return {name, double(n_.codec_ns) / 1e9, n_.raw}; }
+// Busy time is the codecs' CPU time: threads the cores cannot all run at
+// once do not count their time off the CPU.
+StageStat ChunkIo::stage(const char* name) const { return {name, double(n_.codec_cpu_ns) / 1e9, n_.raw}; }
 
 }  // namespace gt::fmt::h5

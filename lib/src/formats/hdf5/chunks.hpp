@@ -11,6 +11,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -41,8 +42,11 @@ std::uint64_t chunk_address_base(hid_t file);
 
 // Chunk-level statistics, added to from every codec thread.
 struct ChunkCounters {
-  std::atomic<std::uint64_t> codec_ns{0};  // thread-time spent in codecs
-  std::atomic<std::uint64_t> io_ns{0};     // thread-time in pread/pwrite and H5Dwrite_chunk (its lock included)
+  std::atomic<std::uint64_t> codec_cpu_ns{0};  // CPU time of the threads inside codecs (CLOCK_THREAD_CPUTIME_ID)
+  std::atomic<std::uint64_t> codec_ns{0};      // wall time inside codecs, summed over threads
+  std::atomic<std::uint64_t> io_ns{0};         // wall time in pread/pwrite and H5Dwrite_chunk (its lock included)
+  std::atomic<std::uint64_t> lock_ns{0};       // of io_ns, waiting for HDF5's lock before H5Dwrite_chunk
+  std::atomic<std::uint64_t> wait_ns{0};       // the caller's wait for its chunks (read: decoded; write: taken)
   std::atomic<std::uint64_t> raw{0};       // decoded bytes (whole chunks)
   std::atomic<std::uint64_t> stored{0};    // bytes as stored in the file
   std::atomic<std::uint64_t> chunks{0};
@@ -72,13 +76,21 @@ class ChunkIo {
   // Writes an aligned rectangle: unfiltered chunks by pwrite at their
   // (early allocated) offsets, filtered ones encoded and stored with
   // H5Dwrite_chunk. `in_place`: only unfiltered chunks, any rectangle.
+  // On codec threads, filtered chunks are encoded and stored after the call
+  // returns (it waits only until each chunk is copied out of `src`); the
+  // write that completes the dataset, and drain(), wait for all of them.
   void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src, std::uint64_t ld);
   // Stores chunk (i, j) as another process encoded it with this pipeline
   // (n bytes, filters `mask` skipped); unfiltered, the whole chunk as laid
   // out in memory (edges padded). From any thread.
   void store_encoded(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask);
 
+  // Waits for the chunks write() left encoding; rethrows their first error.
+  void drain();
+
   int threads() const { return threads_; }
+  // Codec threads: the process's pool of n (WorkerPool::shared), so a
+  // source and a sink given the same count share them; 0: the caller's.
   void set_threads(int n);
   // Host memory one codec thread holds: two work buffers and the codecs'
   // state (none unfiltered).
@@ -102,7 +114,10 @@ class ChunkIo {
   };
   std::vector<Ref> locate(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w) const;
   Span span_of(const Ref& c, std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w) const;
-  void run(std::size_t jobs, const std::function<void(std::size_t, int)>& job);
+  void run(std::size_t jobs, const codecs::WorkerPool::Job& job);
+  void prepare_buffers();
+  // Rethrows the first error of a finished write; `all`: waits for every one.
+  void reap(bool all);
   codecs::WorkBuffers& buffers(int worker);
   std::string chunk_text(const Ref& c) const;
   void read_chunk(const Ref& c, const Span& s, unsigned char* dst, std::uint64_t r0, std::uint64_t c0,
@@ -116,7 +131,10 @@ class ChunkIo {
   Setup s_;
   std::uint64_t chunk_bytes_ = 0;
   int threads_ = 0;
-  std::unique_ptr<codecs::WorkerPool> pool_;
+  std::shared_ptr<codecs::WorkerPool> pool_;
+  std::mutex pending_mu_;
+  std::deque<std::shared_ptr<codecs::WorkerPool::Group>> pending_;  // writes still encoding
+  std::uint64_t total_chunks_ = 0, submitted_ = 0;                   // filtered chunks written so far
   std::vector<codecs::WorkBuffers> bufs_;  // one per worker (or one for the caller)
   std::vector<unsigned char> zeros_;       // one chunk row of zeros: an edge chunk's padding
   ChunkCounters n_;

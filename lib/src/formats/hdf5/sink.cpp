@@ -430,6 +430,7 @@ class Hdf5Sink final : public Sink {
   void commit() override {
     if (!file_) return;
     quiet();
+    if (chunks_) chunks_->drain();  // chunks still encoding (MPI's rank 0 writes only its band): stored, or their error
     chunks_.reset();
     chunk_fd_.reset();
     if (adding_) link_dataset();

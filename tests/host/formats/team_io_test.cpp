@@ -9,15 +9,18 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
-#include "core/team.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/memory.hpp"
 #include "gtranspose/plan.hpp"
 #include "gtranspose/tiles.hpp"
+#include "testing.hpp"
 
 namespace gt {
 namespace {

@@ -90,10 +90,12 @@ constexpr int kMemoryThreads = 8;
 // Pageable host memory's kMemoryThreads copy threads a side work in teams of
 // kStagingTeam: a reader (writer) thread and its team split each tile's copy
 // into bands copied at once. The same copy threads as whole-tile copies, but
-// a tile is in its slot (and on its way to the GPU) in a quarter of the time:
-// with one thread per 64 MiB tile at ~2.5 GB/s the GPU waited ~27 ms for the
-// first tile and the last tile's write-back took another ~27 ms, a quarter
-// of a 4 GiB run at 20 GB/s (PERF.md run 52); and a run holds fewer slots.
+// a tile is in its slot (and on its way to the GPU) in a quarter of the time.
+// Estimated from one thread's ~2.5 GB/s (PERF.md runs 28-29), not measured
+// on the GPU yet: whole 64 MiB tiles leave the GPU ~27 ms without a first
+// tile and the last write-back ~27 ms after it, about a quarter of run 52's
+// 224 ms for 4 GiB pageable; teams of 4 cut both to ~7 ms. A run also holds
+// fewer slots (lanes + readers + writers).
 constexpr int kStagingTeam = 4;
 // A team splits a copy only into bands of at least this many bytes: waking a
 // thread costs tens of microseconds, copying 1 MiB about a hundred.

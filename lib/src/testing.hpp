@@ -26,6 +26,10 @@
 // engine/cpu: the CPU transposer's tuning knobs, which the tests sweep.
 #include "engine/cpu/tuning.hpp"
 
+// core: the copy teams and the CUDA engine's staged copies (team_read,
+// team_write), which run only under CUDA and are tested here on the host.
+#include "core/team.hpp"
+
 // bench: the median every bench reports.
 #include "bench/stats.hpp"
 

@@ -35,6 +35,10 @@ def transpose(a, out=None, *, inplace=False, engine="auto", kernel="auto", host_
               tile=None, threads=None, streams=None, register=False, stream=None):
     """Returns a.T as a new C-contiguous array, or fills `out` with it.
 
+    A new NumPy output's pages are faulted in on every core before the run
+    (the kernel zeroes each page on its first touch); an `out` you reuse
+    has paid for that already and is the faster way for repeated calls.
+
     a: a 2-D array. A NumPy array (or anything np.asarray takes) is
         transposed in host memory by the library's engine: the GPU where
         there is one (staged through pinned buffers by several threads, or

@@ -277,5 +277,12 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("parse_size", [](const std::string& s) { return gt::parse_size(s); }, py::arg("text"));
   m.def("dtype_names", &gt::dtype_names);
+  m.def(
+      "prefault",
+      [](std::uintptr_t p, std::uint64_t bytes) {
+        py::gil_scoped_release nogil;
+        return gt::prefault_host(as_ptr(p), bytes);
+      },
+      py::arg("ptr"), py::arg("bytes"));
   m.def("is_pinned_host", [](std::uintptr_t p) { return gt::is_pinned_host(as_ptr(p)); }, py::arg("ptr"));
 }

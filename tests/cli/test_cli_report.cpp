@@ -56,7 +56,7 @@ void expect_matrix(const json& m) {
 
 void expect_plan(const json& p) {
   for (const char* k : {"engine", "kernel", "mode", "staging"}) expect_field(p, k, T::string);
-  for (const char* k : {"tiles", "threads", "streams", "readers", "writers", "slots", "slot_bytes"})
+  for (const char* k : {"tiles", "threads", "streams", "readers", "writers", "read_team", "write_team", "slots", "slot_bytes"})
     expect_field(p, k, T::number_unsigned);
   expect_shape(p.at("tile_shape"));
   for (const char* side : {"host_memory", "device_memory"}) {

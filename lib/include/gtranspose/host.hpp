@@ -48,6 +48,16 @@ RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, 
 RunReport transpose_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
                             const HostOptions& opts = {});
 
+// Faults in the pages of [data, data + bytes) for writing, on several
+// threads (plan_prefault_threads: the machine's cores for a large range),
+// leaving their contents as they are. A new array's first touch costs the
+// kernel's page faults and the zeroing of its pages: done here at once on
+// every core, before a transpose writes it, they no longer stall the run's
+// writer threads one page at a time. Returns the threads used. Throws
+// gt::Error(usage) for a null data with bytes > 0, gt::Error(io) when the
+// memory cannot be made present (not mapped, or out of memory).
+int prefault_host(void* data, std::uint64_t bytes);
+
 // One engine, reused call after call (plan once per call, execute many).
 // Not safe to call from several threads at once.
 class Transposer {

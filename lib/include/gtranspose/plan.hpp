@@ -87,6 +87,19 @@ constexpr int kDefaultLanes = 4;
 // host: four writers held a 16 GiB pageable run to 14.9 GB/s, PERF.md run 28).
 constexpr int kIoThreads = 4;
 constexpr int kMemoryThreads = 8;
+// Pageable host memory's kMemoryThreads copy threads a side work in teams of
+// kStagingTeam: a reader (writer) thread and its team split each tile's copy
+// into bands copied at once. The same copy threads as whole-tile copies, but
+// a tile is in its slot (and on its way to the GPU) in a quarter of the time.
+// Estimated from one thread's ~2.5 GB/s (PERF.md runs 28-29), not measured
+// on the GPU yet: whole 64 MiB tiles leave the GPU ~27 ms without a first
+// tile and the last write-back ~27 ms after it, about a quarter of run 52's
+// 224 ms for 4 GiB pageable; teams of 4 cut both to ~7 ms. A run also holds
+// fewer slots (lanes + readers + writers).
+constexpr int kStagingTeam = 4;
+// A team splits a copy only into bands of at least this many bytes: waking a
+// thread costs tens of microseconds, copying 1 MiB about a hundred.
+constexpr std::uint64_t kTeamBandBytes = std::uint64_t(1) << 20;
 // Through a journal, the one writer thread bounds the run (its copies and the
 // protocol's fsyncs): two lanes and two readers keep it fed, four slots, one
 // pair a batch, and 256 MiB tiles make its copies cheaper. Measured on 8 GiB
@@ -179,6 +192,7 @@ struct RunPlan {
   int threads = 1;                  // CPU: transposer threads
   int lanes = 0;                    // CUDA: streams, each with its own device buffers
   int readers = 1, writers = 1;     // I/O threads (the CPU engine: one each)
+  int read_team = 1, write_team = 1;  // CUDA: threads splitting each reader's (writer's) tile copy, it included
   int slots = 1;                    // tiles (in place: pairs) in flight on the host
   std::uint64_t slot_bytes = 0;     // host memory per slot (0: none, direct DMA)
   int device_buffers = 0;           // CUDA: tile buffers per lane
@@ -265,6 +279,11 @@ struct RankShare {
 // divided among its ranks, so two ranks of 16 threads do not fight over 16
 // cores (at least 1; 0 stays 0: none wanted).
 [[nodiscard]] int plan_rank_threads(int wanted, int local_ranks);
+
+// Threads that fault in a new host array of `bytes` before a run writes it
+// (gt::prefault_host): the machine's `cores`, fewer for a small array (each
+// thread at least kTeamBandBytes x 16), at least 1.
+[[nodiscard]] int plan_prefault_threads(std::uint64_t bytes, int cores);
 
 // Plans a run. Throws gt::Error(usage) when the budgets cannot hold it (a
 // budget smaller than the formats' reserve, a resumed run's fixed tiles that

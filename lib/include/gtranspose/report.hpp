@@ -48,6 +48,7 @@ struct PlanSummary {
   int threads = 0;            // CPU transposer threads
   int lanes = 0;              // CUDA streams
   int readers = 0, writers = 0;
+  int read_team = 1, write_team = 1;  // threads splitting each reader's (writer's) tile copy, it included
   int slots = 0;              // tiles (in place: pairs) in flight on the host
   std::uint64_t slot_bytes = 0;
   std::string staging;        // how tiles reach the transposer, in words

@@ -69,6 +69,9 @@ std::string matrix_line(const char* label, const MatrixDescription& m) {
   return o.str();
 }
 
+// " (4 threads each)" for a team that splits each tile's copy; "" for one thread.
+std::string team_text(int team) { return team > 1 ? " (" + std::to_string(team) + " threads each)" : ""; }
+
 }  // namespace
 
 std::string format_plan(const PlanSummary& p, const MatrixDescription& in, const MatrixDescription& out) {
@@ -80,8 +83,9 @@ std::string format_plan(const PlanSummary& p, const MatrixDescription& in, const
   if (p.threads) o << ", " << p.threads << " thread" << (p.threads == 1 ? "" : "s");
   if (p.lanes) o << ", " << p.lanes << " stream" << (p.lanes == 1 ? "" : "s");
   o << "; " << p.tiles << " tile" << (p.tiles == 1 ? "" : "s") << " of " << to_string(p.tile) << "\n";
-  o << "  plan: " << p.readers << " reader" << (p.readers == 1 ? "" : "s") << ", " << p.writers << " writer"
-    << (p.writers == 1 ? "" : "s") << ", " << p.slots << " slot" << (p.slots == 1 ? "" : "s");
+  o << "  plan: " << p.readers << " reader" << (p.readers == 1 ? "" : "s") << team_text(p.read_team) << ", "
+    << p.writers << " writer" << (p.writers == 1 ? "" : "s") << team_text(p.write_team) << ", " << p.slots << " slot"
+    << (p.slots == 1 ? "" : "s");
   if (p.slot_bytes) o << " of " << format_bytes(p.slot_bytes);
   // Equal counts are one pool (formats/codecs/pool.hpp: WorkerPool::shared).
   if (p.codec_threads_in && p.codec_threads_in == p.codec_threads_out)

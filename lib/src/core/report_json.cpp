@@ -45,6 +45,8 @@ json summary_json(const PlanSummary& p) {
             {"streams", p.lanes},
             {"readers", p.readers},
             {"writers", p.writers},
+            {"read_team", p.read_team},
+            {"write_team", p.write_team},
             {"slots", p.slots},
             {"slot_bytes", p.slot_bytes},
             {"staging", p.staging},

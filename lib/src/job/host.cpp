@@ -3,10 +3,18 @@
 // the request resolves to, exactly as run_job does for files.
 #include "gtranspose/host.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <thread>
 
+#include "core/team.hpp"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/inplace_writer.hpp"
@@ -163,7 +171,44 @@ InPlace check_in_place(void* data, std::uint64_t rows, std::uint64_t cols, std::
   return a;
 }
 
+// Faults in pages [first, first + n) from `base` for writing. MADV_POPULATE_WRITE
+// (Linux 5.14) keeps the contents without touching them; older kernels get a
+// read and write back of one byte a page (the memory is the caller's alone
+// while the call runs, as it is during a transpose).
+void fault_in(unsigned char* base, std::uint64_t first, std::uint64_t n, std::uint64_t page) {
+  unsigned char* p = base + first * page;
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(p, std::size_t(n * page), MADV_POPULATE_WRITE) == 0) return;
+  if (errno != EINVAL)
+    throw Error(ErrorKind::io, "gt::prefault_host: cannot make " + format_bytes(n * page) +
+                                   " of host memory present: " + std::strerror(errno));
+#endif
+  for (std::uint64_t i = 0; i < n; ++i) {
+    volatile unsigned char* b = p + i * page;
+    *b = *b;
+  }
+}
+
 }  // namespace
+
+int prefault_host(void* data, std::uint64_t bytes) {
+  if (bytes == 0) return 0;
+  if (!data) usage("gt::prefault_host", "data is a null pointer");
+  const long ps = sysconf(_SC_PAGESIZE);
+  const std::uint64_t page = ps > 0 ? std::uint64_t(ps) : 4096;
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  if (bytes > UINTPTR_MAX - begin) usage("gt::prefault_host", "the range runs past the end of the address space");
+  // Whole pages: the first and last may hold the caller's other data,
+  // which faulting in leaves as it is.
+  const std::uintptr_t first = begin / page * page;
+  const std::uint64_t pages = (begin + bytes - first + page - 1) / page;
+  const unsigned hc = std::thread::hardware_concurrency();
+  CopyTeam team(plan_prefault_threads(bytes, hc ? int(hc) : 1));
+  const std::uint64_t min_pages = std::max<std::uint64_t>(1, kTeamBandBytes / page);
+  auto* base = reinterpret_cast<unsigned char*>(first);
+  team.split(pages, min_pages, [&](std::uint64_t p0, std::uint64_t n) { fault_in(base, p0, n, page); });
+  return team.size();
+}
 
 Transposer::Transposer(EngineChoice engine) {
   const EngineDecision d = decide_engine(engine);

@@ -314,10 +314,22 @@ RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& 
 
 // --- the CUDA engine: readers, lanes (streams), writers ----------------------------
 
+// kStagingTeam: `threads` copy threads of a side in host memory become
+// threads / team readers (writers), each splitting its tiles with its team.
+void in_teams(int& threads, int& team, bool memory) {
+  if (!memory || threads < kStagingTeam) return;
+  team = kStagingTeam;
+  threads /= kStagingTeam;
+}
+
+std::string team_text(int threads, int team, const char* what) {
+  return plural(std::uint64_t(threads), what) + (team > 1 ? " (" + std::to_string(team) + " copying each tile)" : "");
+}
+
 std::string io_note(const RunPlan& p) {
   return plural(p.lanes, "stream") + ", " + plural(p.slots, "staging slot") +
          (p.slot_bytes ? " of " + format_bytes(p.slot_bytes) : " (direct DMA)") + ", " +
-         plural(p.readers, "reader thread") + ", " + plural(p.writers, "writer thread");
+         team_text(p.readers, p.read_team, "reader thread") + ", " + team_text(p.writers, p.write_team, "writer thread");
 }
 
 // `tile_cap` 0: the first try; otherwise the bound a smaller plan halved to.
@@ -333,7 +345,10 @@ RunPlan plan_cuda_out(const PlanRequest& req, const EngineCaps& caps, const Budg
   p.lanes = lanes ? lanes : p.requested_lanes;
   p.readers = p.direct_in ? 1 : !req.in.concurrent ? 1 : req.in.in_memory ? kMemoryThreads : kIoThreads;
   p.writers = p.direct_out ? 1 : !req.out.concurrent ? 1 : req.out.in_memory ? kMemoryThreads : kIoThreads;
-  p.threads = p.readers + p.writers;
+  // Staged host memory: the same copy threads, in teams that split each tile.
+  in_teams(p.readers, p.read_team, !p.direct_in && req.in.concurrent && req.in.in_memory);
+  in_teams(p.writers, p.write_team, !p.direct_out && req.out.concurrent && req.out.in_memory);
+  p.threads = p.readers * p.read_team + p.writers * p.write_team;
   // Enough slots for every lane and every I/O thread to hold a tile at once.
   const int want_slots = p.requested_lanes + p.readers + p.writers;
 
@@ -442,6 +457,11 @@ RunPlan finished(RunPlan p) {
 }
 
 }  // namespace
+
+int plan_prefault_threads(std::uint64_t bytes, int cores) {
+  const std::uint64_t per_thread = 16 * kTeamBandBytes;
+  return int(std::clamp<std::uint64_t>(bytes / per_thread, 1, std::uint64_t(std::max(1, cores))));
+}
 
 RunPlan plan_run(const PlanRequest& req, const EngineCaps& caps) {
   check_applicable(req, caps);

@@ -40,6 +40,8 @@ PlanSummary summarize_plan(const RunPlan& p) {
   s.lanes = p.lanes;
   s.readers = p.readers;
   s.writers = p.writers;
+  s.read_team = p.read_team;
+  s.write_team = p.write_team;
   s.slots = p.slots;
   s.slot_bytes = p.slot_bytes;
   s.staging = staging_of(p);

@@ -225,11 +225,35 @@ TEST(RunPlan, CudaOutOfPlaceThreadsSlotsAndStaging) {
   r.out = side(false);
   p = plan_run(r, cuda_caps());
   EXPECT_EQ(p.readers + p.writers, 2);
-  // Pageable memory: eight copy threads a side.
+  EXPECT_EQ(p.read_team, 1);
+  EXPECT_EQ(p.write_team, 1);
+  // Pageable memory: eight copy threads a side, in teams that split each
+  // tile's copy; the slots follow the reader and writer threads.
   r.in = side(true, true);
   r.out = side(true, true);
   p = plan_run(r, cuda_caps());
-  EXPECT_EQ(p.readers, kMemoryThreads);
+  EXPECT_EQ(p.readers * p.read_team, kMemoryThreads);
+  EXPECT_EQ(p.writers * p.write_team, kMemoryThreads);
+  EXPECT_EQ(p.read_team, kStagingTeam);
+  EXPECT_EQ(p.write_team, kStagingTeam);
+  EXPECT_EQ(p.threads, 2 * kMemoryThreads);
+  EXPECT_EQ(p.slots, kDefaultLanes + 2 * kMemoryThreads / kStagingTeam);
+  EXPECT_TRUE(has_note(p, "2 reader threads (4 copying each tile), 2 writer threads (4 copying each tile)"));
+  expect_within_budgets(p, "pageable");
+  // Pageable to a file: only the memory side works in teams.
+  r.out = side(true);
+  p = plan_run(r, cuda_caps());
+  EXPECT_EQ(p.read_team, kStagingTeam);
+  EXPECT_EQ(p.write_team, 1);
+  EXPECT_EQ(p.writers, kIoThreads);
+  // Pinned in, pageable out: the input by DMA, one reader, no team.
+  r.in = side(true, true, true);
+  r.out = side(true, true);
+  p = plan_run(r, cuda_caps());
+  EXPECT_TRUE(p.direct_in);
+  EXPECT_EQ(p.readers, 1);
+  EXPECT_EQ(p.read_team, 1);
+  EXPECT_EQ(p.write_team, kStagingTeam);
   // Pinned both sides: direct DMA, no staging, 256 MiB tiles, --streams honoured.
   r.in = side(true, true, true);
   r.out = side(true, true, true);
@@ -242,6 +266,25 @@ TEST(RunPlan, CudaOutOfPlaceThreadsSlotsAndStaging) {
   EXPECT_EQ(p.tile_bytes, kMaxTileBytes);
   EXPECT_TRUE(has_note(p, "2 streams, 4 staging slots (direct DMA)"));
   expect_within_budgets(p, "pinned");
+}
+
+TEST(RunPlan, CpuEngineHasNoCopyTeams) {
+  PlanRequest r = request(RunMode::out_of_place, {4096, 4096}, 4, 1 * GiB);
+  r.in = side(true, true);
+  r.out = side(true, true);
+  const RunPlan p = plan_run(r, cpu_caps());
+  EXPECT_EQ(p.read_team, 1);
+  EXPECT_EQ(p.write_team, 1);
+}
+
+TEST(RunPlan, PrefaultThreads) {
+  // One thread per 16 MiB at most, never more than the cores, at least one.
+  EXPECT_EQ(plan_prefault_threads(0, 16), 1);
+  EXPECT_EQ(plan_prefault_threads(4 * MiB, 16), 1);
+  EXPECT_EQ(plan_prefault_threads(16 * kTeamBandBytes * 3, 16), 3);
+  EXPECT_EQ(plan_prefault_threads(4 * GiB, 16), 16);
+  EXPECT_EQ(plan_prefault_threads(4 * GiB, 2), 2);
+  EXPECT_EQ(plan_prefault_threads(4 * GiB, 0), 1);
 }
 
 TEST(RunPlan, CudaInPlaceJournaledAndPlain) {

@@ -208,6 +208,26 @@ TEST(StreamMemory, PinnedAndPageableEveryElementSize) {
     }
 }
 
+// Tiles of several MiB in pageable memory: each reader's and writer's copy
+// team splits them into bands (plan.hpp: kStagingTeam, kTeamBandBytes), so
+// band seams and odd band heights go through the GPU too.
+TEST(StreamMemory, PageableTilesSplitByCopyTeams) {
+  GT_SKIP_WITHOUT_GPU();
+  for (std::size_t es : {1, 2, 4, 8, 16}) {
+    const std::uint64_t R = 4099, C = (std::uint64_t(48) << 20) / es / R + 7;
+    const auto m = pattern_matrix(R, C, es, 3 + es);
+    std::vector<unsigned char> out(m.size(), 0xA5);
+    auto src = memory_source(HostMatrix{const_cast<unsigned char*>(m.data()), {R, C}, es, 0, HostMemoryKind::pageable});
+    auto dst = memory_sink(HostMatrix{out.data(), {C, R}, es, 0, HostMemoryKind::pageable});
+    RunReport r = run_cuda(*src, *dst, small_budget(64 << 20, 256 << 20, 4));
+    EXPECT_GT(r.tiles, 4u);
+    EXPECT_EQ(r.plan.read_team, kStagingTeam);
+    EXPECT_EQ(r.plan.write_team, kStagingTeam);
+    EXPECT_GE(r.tile_shape.rows * r.tile_shape.cols * es, 4 * kTeamBandBytes) << "tiles too small to split";
+    EXPECT_TRUE(out == transposed(m, R, C, es)) << "element size " << es;
+  }
+}
+
 TEST(StreamMemory, InPlacePinnedAndPageable) {
   GT_SKIP_WITHOUT_GPU();
   for (std::size_t es : {1, 4, 16})

@@ -9,12 +9,15 @@
 //
 // A matrix already in pinned host memory (HostView::pinned) skips staging:
 // its tiles go to and from the device by 2-D DMA straight from the user's
-// memory.
+// memory. One in pageable memory is copied by teams (plan read_team,
+// write_team): each reader and writer splits its tile's copy into bands of
+// rows that its team copies at once (core/team.hpp).
 #include <cuda_runtime_api.h>
 
 #include <mutex>
 #include <vector>
 
+#include "core/team.hpp"
 #include "engine/cuda/streamer.cuh"
 #include "gtranspose/error.hpp"
 #include "gtranspose/kernels.hpp"
@@ -41,13 +44,14 @@ RunReport run_out_of_place(PinnedPool& pool, Source& src, Sink& dst, const RunPl
   const std::uint64_t total = plan.info.bytes();
 
   auto reader = [&] {
+    CopyTeam team(plan.read_team);
     int si;
     std::uint64_t item;
     while (s.ring.take(si, item)) {
       check_cancel(opts);
       const Tile t = grid.tile_output_order(item);
       Slot& sl = *s.slots[si];
-      if (!in_direct) s.clock.timed(s.read, [&] { src.read(t.r0, t.c0, t.h, t.w, sl.buf.get(), t.w); });
+      if (!in_direct) s.clock.timed(s.read, [&] { team_read(team, src, t, sl.buf.get(), es); });
       Lane& ln = *s.lanes[item % s.lanes.size()];
       {
         std::lock_guard<std::mutex> lk(ln.mu);
@@ -72,6 +76,7 @@ RunReport run_out_of_place(PinnedPool& pool, Source& src, Sink& dst, const RunPl
     }
   };
   auto writer = [&] {
+    CopyTeam team(plan.write_team);
     int si;
     std::uint64_t item;
     while (s.ring.next(item, si)) {
@@ -79,7 +84,7 @@ RunReport run_out_of_place(PinnedPool& pool, Source& src, Sink& dst, const RunPl
       GT_CUDA_CHECK(cudaEventSynchronize(sl.done.get()));
       const Tile t = grid.tile_output_order(item);
       s.account_gpu(sl, t.elems() * es);
-      if (!out_direct) s.clock.timed(s.write, [&] { dst.write(t.c0, t.r0, t.w, t.h, sl.buf.get(), t.h); });
+      if (!out_direct) s.clock.timed(s.write, [&] { team_write(team, dst, t, sl.buf.get(), es); });
       s.ring.release(si);
       bool band_done = false;
       {

@@ -14,6 +14,7 @@
 // HDF5's own filters below the Source/Sink interfaces.
 #include "formats/codecs/codec.hpp"
 #include "formats/codecs/pipeline.hpp"
+#include "formats/codecs/pool.hpp"
 
 // inplace: the journal's protocol points, crash hook, checksum and test
 // switches, which the crash and power-loss tests use; a rectangle's

@@ -12,7 +12,6 @@
 #include <thread>
 #include <vector>
 
-#include "formats/codecs/pool.hpp"
 #include "testing.hpp"
 
 namespace gt::test {

@@ -96,7 +96,12 @@ constexpr int kMemoryThreads = 8;
 // tile and the last write-back ~27 ms after it, about a quarter of run 52's
 // 224 ms for 4 GiB pageable; teams of 4 cut both to ~7 ms. A run also holds
 // fewer slots (lanes + readers + writers).
-constexpr int kStagingTeam = 4;
+// Measured on the H100 (PERF.md run 62, 4 GiB f32 pageable): teams of 4
+// gave Python's transpose(a, out=b) 19.4 GB/s against 18.6-19.2 with whole
+// tiles, and the CLI's --bench-host pageable stream 13.7 GB/s against 20.1:
+// no gain and a loss, so teams are off (1) until a run shows why; the code
+// and its tests stay, a team of one copying whole tiles as before.
+constexpr int kStagingTeam = 1;
 // A team splits a copy only into bands of at least this many bytes: waking a
 // thread costs tens of microseconds, copying 1 MiB about a hundred.
 constexpr std::uint64_t kTeamBandBytes = std::uint64_t(1) << 20;

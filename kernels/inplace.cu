@@ -203,41 +203,44 @@ template <std::size_t S>
 struct InplaceTunings;
 template <>
 struct InplaceTunings<1> {
-  // Squares whose rows are not 16-byte aligned: the element kernel (run 45:
-  // 32769^2 30.6% vs 24.4% for the misaligned tile path).
-  static constexpr bool kMisalignedTile = false;
+  // Squares whose rows are not 16-byte aligned: the misaligned tile path on
+  // 128x128-byte pairs (run 63: 32769^2 37.8% vs 30.5% on the element kernel
+  // and 24.3% on the aligned default's 256x256; run 45: 30.6% vs 24.4%).
+  static constexpr bool kMisalignedTile = true;
   // 256x256 bytes per tile (a pair: 130 KiB of shared memory, one block of
   // 512 threads per SM): run 6 (H100, 2026-11-22) 94.9% vs 89.3% for
   // 128x128 (A lanes along, B lanes down; run 3: 93.8% vs 92.2% with both
   // conflict-free) and 93.8% with 1024 threads.
   using C0 = SuperCfg<1, 64, 64, 512, 1, false, false, false>;
   using Default = C0;
-  using Mis = C0;
+  using Mis = SuperCfg<1, 32, 32, 256, 1, false, false, false>;
   using Alt = std::tuple<SuperCfg<1, 32, 32, 256, 1, false, false, false>, SuperCfg<1, 64, 64, 1024, 1, false, false, false>,
                          SuperCfg<1, 16, 16, 64, 1, false, false, false>>;
 };
 template <>
 struct InplaceTunings<2> {
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 23169^2
-  // 53.8% vs 49.2% on the element kernel).
+  // 53.8% vs 49.2% on the element kernel), 512 threads a pair (run 63: 62.3%
+  // vs 53.7% with 256).
   static constexpr bool kMisalignedTile = true;
   // 128x128 halves per tile, A along, B down: run 3, 94.9% vs 91.5%.
   using C0 = SuperCfg<2, 64, 32, 256, 1, false, false, false>;
   using Default = C0;
-  using Mis = C0;
+  using Mis = SuperCfg<2, 64, 32, 512, 1, false, false, false>;
   using Alt = std::tuple<SuperCfg<2, 64, 32, 256, 1, true, true, false>, SuperCfg<2, 64, 32, 512, 1, false, false, false>,
                          SuperCfg<2, 32, 16, 128, 1, false, false, false>, SuperCfg<2, 128, 64, 1024, 1, false, false, false>>;
 };
 template <>
 struct InplaceTunings<4> {
-  // Rows not 16-byte aligned: the element kernel (run 45: 16385^2 67.6% vs
-  // 66.1% for the misaligned tile path).
-  static constexpr bool kMisalignedTile = false;
+  // Rows not 16-byte aligned: the misaligned tile path with 256 threads a
+  // pair (run 63: 16385^2 68.5% vs 67.3% on the element kernel and 65.8% with
+  // the aligned default's 128; run 45: element 67.6% vs 66.1%).
+  static constexpr bool kMisalignedTile = true;
   // 64x64 floats per tile, 128 threads, B lanes down: run 3, 95.7% vs 94.3%
   // (B across) and 95.6% (256 threads).
   using C0 = SuperCfg<4, 64, 16, 128, 1, false, false, false>;
   using Default = C0;
-  using Mis = C0;
+  using Mis = SuperCfg<4, 64, 16, 256, 1, false, false, false>;
   using Alt = std::tuple<SuperCfg<4, 64, 16, 128, 1, false, true, false>, SuperCfg<4, 64, 16, 256, 1, false, false, false>,
                          SuperCfg<4, 128, 32, 512, 1, false, false, false>, SuperCfg<4, 32, 8, 64, 1, false, false, false>,
                          SuperCfg<4, 128, 32, 1024, 1, false, false, false>>;
@@ -245,7 +248,8 @@ struct InplaceTunings<4> {
 template <>
 struct InplaceTunings<8> {
   // Rows not 16-byte aligned: the element kernel (run 45: 11585^2 77.6% vs
-  // 69.7% for the misaligned tile path).
+  // 69.7% for the misaligned tile path; run 63: 77.5%, the best of every
+  // tiling tried).
   static constexpr bool kMisalignedTile = false;
   // 32x32 doubles per tile, 128 threads, B lanes down: run 3, 95.0% vs 94.0% (B across).
   using C0 = SuperCfg<8, 32, 16, 128, 1, false, false, false>;

@@ -185,11 +185,11 @@ void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t st
     throw Error(ErrorKind::usage, "inplace-tiled variant for " + std::to_string(Cfg::S) +
                                       "-byte elements called with " + std::to_string(p.elem_size) + "-byte elements");
   void* a = const_cast<void*>(in);
-  constexpr bool can_misalign = !MisCfg::A_DOWN && !MisCfg::B_ACROSS && 32 % MisCfg::GA == 0 && 32 % MisCfg::GB == 0;
+  constexpr bool mis = MISALIGNED_PATH && can_misalign_v<MisCfg>;
   if (vec16_ok(a, a, d, Cfg::S)) {
     launch_inplace_tiles<Cfg, false>(a, d, stream);
-  } else if (MISALIGNED_PATH && can_misalign && d.rows >= std::uint64_t(MisCfg::TR)) {
-    launch_inplace_tiles<MisCfg, MISALIGNED_PATH && can_misalign>(a, d, stream);
+  } else if (mis && d.rows >= std::uint64_t(MisCfg::TR)) {
+    launch_inplace_tiles<MisCfg, mis>(a, d, stream);
   } else {
     // A matrix smaller than one tile has no full tile for the vector path.
     launch_inplace_elements<Cfg::S>(a, d, stream);

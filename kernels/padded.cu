@@ -232,12 +232,6 @@ void launch_narrow(const void* in, void* out, const Dims& d, cudaStream_t stream
   }
 }
 
-// A skinny matrix's tiles: all its rows (columns) and as many columns (rows)
-// as the buffer holds, ~32 KiB per block. Sizes leave room for the element
-// path's odd pitch (vc | 1), which the partial last tile takes. The 16-byte
-// modes need alignment only where rows start: the packed side is one run,
-// whose tiles start at multiples of 16 bytes. A matrix that is not skinny
-// (unaligned rows) gets square element tiles of the same ~32 KiB.
 // Blocks that keep every SM of the current device busy: two per SM. Small
 // matrices get smaller tiles rather than a grid that leaves SMs idle (run
 // 58: 1692x13 f32 in 3 blocks of 585 rows ran 59.8% of a copy where
@@ -258,10 +252,15 @@ inline std::uint64_t split_for(std::uint64_t cap, std::uint64_t extent, std::uin
   return v > unit ? v : unit;
 }
 
+// A skinny matrix's tiles: all its rows (columns) and as many columns (rows)
+// as the buffer holds, ~32 KiB per block. Sizes leave room for the element
+// path's odd pitch (vc | 1), which the partial last tile takes. The 16-byte
+// modes need alignment only where rows start: the packed side is one run,
+// whose tiles start at multiples of 16 bytes. A matrix that is not skinny
+// (unaligned rows) gets square element tiles of the same ~32 KiB.
 template <std::size_t S>
-void launch_skinny(const void* in, void* out, const Dims& d, bool skinny, cudaStream_t stream) {
+void launch_skinny(const void* in, void* out, const Dims& d, bool skinny, std::uint64_t want, cudaStream_t stream) {
   constexpr std::uint64_t cap = kSkinnySmem / S, V = 16 / S;
-  const std::uint64_t want = busy_blocks();
   const bool ptrs =
       (reinterpret_cast<std::uintptr_t>(in) % 16) == 0 && (reinterpret_cast<std::uintptr_t>(out) % 16) == 0;
   Skinny mode = Skinny::elements;
@@ -300,11 +299,6 @@ void launch_skinny(const void* in, void* out, const Dims& d, bool skinny, cudaSt
 
 template <std::size_t S>
 struct PaddedTunings;
-
-// Whether a tiling's lanes can take rows at any byte offset: grouped along
-// rows on both sides (super.cuh: MisalignedRead, store16_any).
-template <class C>
-constexpr bool can_misalign_v = !C::A_DOWN && !C::B_ACROSS && 32 % C::GA == 0 && 32 % C::GB == 0;
 
 template <class C, bool MISALIGNED>
 void launch_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream) {
@@ -347,14 +341,15 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
   // it, the skinny kernel, which splits small matrices over the SMs (228x2861
   // bytes 71.4% vs 56.7%).
   using Small = typename PaddedTunings<Cfg::S>::Small;
+  const std::uint64_t want = busy_blocks();
   const auto few = [&](auto c, std::uint64_t per_two_sms) {
     using C = decltype(c);
-    return ceil_div(d.rows, C::TR) * ceil_div(d.cols, C::TC) < per_two_sms * busy_blocks();
+    return ceil_div(d.rows, C::TR) * ceil_div(d.cols, C::TC) < per_two_sms * want;
   };
   if (NARROW && narrow_ok<Cfg::S>(in, out, d)) {
     launch_narrow<Cfg::S>(in, out, d, stream);
   } else if (vec16_ok(in, out, d, Cfg::S)) {
-    if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
+    if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else if (few(Cfg{}, 1) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream);
     else launch_tiles<Cfg, false>(in, out, d, stream);
   } else if constexpr (MISALIGNED_PATH && can_misalign_v<MisCfg>) {
@@ -363,19 +358,19 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
       // Fewer than eight per SM: medium matrices too (run 60: 2022x4644
       // 2-byte 74.5% on the element tile vs 52.8% on 296 big tiles).
       if (few(MisCfg{}, 4)) {
-        if (skinny_for<E>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
+        if (skinny_for<E>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
         else launch_element_tiles<E>(in, out, d, stream);
         GT_CUDA_LAUNCHED("padded");
         return;
       }
     }
-    if (skinny_for<MisCfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
+    if (skinny_for<MisCfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else launch_tiles<MisCfg, true>(in, out, d, stream);
   } else if constexpr (ELEM_TILE && Cfg::S <= 8) {
-    if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, stream);
+    if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else launch_element_tiles<typename PaddedTunings<Cfg::S>::ElemTile>(in, out, d, stream);
   } else {
-    launch_skinny<Cfg::S>(in, out, d, skinny_for<Cfg>(d), stream);
+    launch_skinny<Cfg::S>(in, out, d, skinny_for<Cfg>(d), want, stream);
   }
   GT_CUDA_LAUNCHED("padded");
 }

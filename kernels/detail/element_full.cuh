@@ -13,7 +13,7 @@
 //
 // Layout: a warp reads 32 consecutive elements of one input row (a unit);
 // units are spread over the warps, each thread holding TR*TC/THREADS
-// elements. The shared tile is TR rows of TC + PAD elements, PAD chosen so
+// elements. The shared tile is TR rows of PITCH elements, PITCH chosen so
 // that a warp reading 32 consecutive rows of one column hits 32 different
 // banks: a row pitch of an odd number of 4-byte words for 1-, 2- and 4-byte
 // elements (8- and 16-byte elements take 2 and 4 banks each and are served

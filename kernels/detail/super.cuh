@@ -278,6 +278,11 @@ struct SuperCfg {
   static_assert(THREADS % 32 == 0, "whole warps");
 };
 
+// Whether a tiling's lanes can take rows at any byte offset: grouped along
+// rows on both sides (MisalignedRead, store16_any below).
+template <class C>
+constexpr bool can_misalign_v = !C::A_DOWN && !C::B_ACROSS && 32 % C::GA == 0 && 32 % C::GB == 0;
+
 // A-block a -> (super-row, A-block column).
 template <class Cfg>
 __device__ __forceinline__ void a_coords(int a, int& sr, int& xa) {

@@ -405,7 +405,8 @@ struct PaddedTunings<1> {
   using Alt = std::tuple<SuperCfg<1, 64, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 256, 1, false, false, false>,
                          SuperCfg<1, 128, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 256, 1, true, true, false>,
                          SuperCfg<1, 32, 64, 512, 1, false, false, false>, SuperCfg<1, 64, 32, 512, 1, false, false, false>,
-                         SuperCfg<1, 128, 32, 512, 1, false, false, false>>;
+                         SuperCfg<1, 128, 32, 512, 1, false, false, false>, SuperCfg<1, 128, 32, 512, 2, false, false, false>,
+                         SuperCfg<1, 128, 32, 1024, 1, false, false, false>, SuperCfg<1, 64, 32, 512, 2, false, false, false>>;
 };
 template <>
 struct PaddedTunings<2> {
@@ -424,7 +425,8 @@ struct PaddedTunings<2> {
   using Alt = std::tuple<SuperCfg<2, 64, 16, 256, 1, false, true, false>, SuperCfg<2, 64, 32, 256, 1, true, true, false>,
                          SuperCfg<2, 128, 32, 512, 1, false, false, false>, SuperCfg<2, 64, 64, 512, 1, false, false, false>,
                          SuperCfg<2, 128, 16, 512, 1, false, false, false>, SuperCfg<2, 64, 32, 512, 1, false, false, false>,
-                         SuperCfg<2, 256, 16, 512, 1, false, false, false>>;
+                         SuperCfg<2, 256, 16, 512, 1, false, false, false>, SuperCfg<2, 128, 32, 512, 2, false, false, false>,
+                         SuperCfg<2, 128, 32, 1024, 1, false, false, false>, SuperCfg<2, 64, 32, 512, 2, false, false, false>>;
 };
 template <>
 struct PaddedTunings<4> {
@@ -447,7 +449,8 @@ struct PaddedTunings<4> {
                          SuperCfg<4, 64, 32, 512, 1, false, false, false>, SuperCfg<4, 64, 32, 256, 3, false, false, false>,
                          SuperCfg<4, 128, 16, 512, 1, false, false, false>, SuperCfg<4, 128, 8, 256, 1, false, false, false>,
                          SuperCfg<4, 64, 16, 128, 1, false, false, false>, SuperCfg<4, 256, 8, 512, 1, false, false, false>,
-                         SuperCfg<4, 128, 8, 128, 1, false, false, false>, SuperCfg<4, 128, 4, 128, 1, false, false, false>>;
+                         SuperCfg<4, 128, 8, 128, 1, false, false, false>, SuperCfg<4, 128, 4, 128, 1, false, false, false>,
+                         SuperCfg<4, 128, 8, 256, 4, false, false, false>>;
 };
 template <>
 struct PaddedTunings<8> {
@@ -468,7 +471,7 @@ struct PaddedTunings<8> {
                          SuperCfg<8, 64, 32, 256, 1, false, false, false>, SuperCfg<8, 64, 16, 512, 1, false, false, false>,
                          SuperCfg<8, 32, 16, 256, 1, false, false, false>, SuperCfg<8, 64, 8, 256, 1, false, false, false>,
                          SuperCfg<8, 128, 8, 512, 1, false, false, false>, SuperCfg<8, 128, 8, 256, 1, false, false, false>,
-                         SuperCfg<8, 128, 4, 256, 1, false, false, false>>;
+                         SuperCfg<8, 128, 4, 256, 1, false, false, false>, SuperCfg<8, 64, 16, 256, 4, false, false, false>>;
 };
 template <>
 struct PaddedTunings<16> {

@@ -2,7 +2,7 @@
 # The GPU check: the one command the team runs on the device machine.
 #
 #   scripts/gpu-check.sh [STEP...]
-#     STEP: build tests sanitize host cpubench bench shapes python engine hostbench files big tune
+#     STEP: build tests sanitize host cpubench bench shapes python engine hostbench files big tune profile
 #     (default: build tests sanitize host cpubench bench shapes python engine hostbench files)
 #
 # build     configure (Release, Ninja) and build everything (gt_device_tests first)
@@ -23,6 +23,9 @@
 # big       once: a square f32 matrix larger than the GPU's memory (GT_BIG_N, default 155000:
 #           89.5 GiB) transposed in place in host memory through the GPU, verified
 # tune      the DISABLED_Tune timing harness (GT_TUNE_* variables pass through; log: tune.log)
+# profile   Nsight Compute (ncu) over `--bench` runs: GT_PROFILE_SPECS, ';'-separated
+#           "DTYPE SHAPE KERNEL REGEX" (REGEX picks the profiled kernels, peers included);
+#           DRAM and L2 bytes, instructions, stalls and occupancy per kernel (profile.log)
 #
 # Environment: GT_BUILD_DIR (default /tmp/b), GT_JOBS (16), GT_TUNE_FILTER (a gtest
 # filter over DISABLED_Tune.*), and the harness's GT_TUNE_SIZES, GT_TUNE_KERNELS,
@@ -143,6 +146,27 @@ if has_step tune; then
     else record tune FAIL "rc $rc, see tune.log"; fi
   else
     record tune skipped "no $TESTS"
+  fi
+fi
+
+if has_step profile; then
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  if [ -x "$CLI" ] && [ -n "$NCU" ]; then
+    t0=$(date +%s)
+    specs=${GT_PROFILE_SPECS:-"u8 16384x65536 padded padded;u8 16383x65537 padded padded|ransform;f16 16383x32769 padded padded|ransform;f32 16383x16385 padded padded|geam;f64 16383x8193 padded padded|geam;f32 16384x16384 padded padded"}
+    metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,smsp__inst_executed.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+    : >"$OUT/profile.log"
+    IFS=';' read -ra SPECS <<<"$specs"
+    for spec in "${SPECS[@]}"; do
+      read -r dt shape kern regex <<<"$spec"
+      echo "=== $dt $shape $kern ($regex)" >>"$OUT/profile.log"
+      "$NCU" --kernel-name "regex:$regex" --launch-count 8 --section SpeedOfLight --section WarpStateStats \
+        --section Occupancy --metrics "$metrics" "$CLI" --bench --kernel "$kern" --dtype "$dt" --shape "$shape" \
+        --reps 1 --warmup 0 >>"$OUT/profile.log" 2>&1
+    done
+    record profile ok "${#SPECS[@]} specs in $(secs "$t0") s: see profile.log"
+  else
+    record profile skipped "no $CLI or no ncu"
   fi
 fi
 

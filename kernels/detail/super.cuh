@@ -106,8 +106,11 @@ __device__ __forceinline__ void store16(unsigned char* p, uint4 v) {
 
 // 16 bytes starting at byte s (0..15) of the 32 bytes lo || hi, for rows
 // of S-byte elements (s is a multiple of S: for S >= 4 a word rotation
-// alone, for S = 8 one select): a rotation by s/4 words with selects
-// (static indices: no local memory), then a funnel shift by the rest.
+// alone, for S = 8 one select): a rotation by s/4 words in two select
+// stages (by 1 word, then by 2; static indices, so no local memory), then a
+// funnel shift by the rest. Run 67 profiled the misaligned path as issue
+// bound (1-byte rows: 8x the aligned kernel's instructions, half of them
+// selects), so the stages share their first-level selects.
 template <std::size_t S>
 __device__ __forceinline__ uint4 window16(const uint4& lo, const uint4& hi, unsigned s) {
   if constexpr (S >= 16) {
@@ -116,17 +119,14 @@ __device__ __forceinline__ uint4 window16(const uint4& lo, const uint4& hi, unsi
     return s ? make_uint4(lo.z, lo.w, hi.x, hi.y) : lo;
   } else {
     const unsigned x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-    const unsigned ws = s >> 2;
     constexpr int N = S >= 4 ? 4 : 5;  // words needed: one more when bytes shift within a word
-    unsigned y[5];
+    const bool by1 = (s & 4u) != 0, by2 = (s & 8u) != 0;
+    unsigned u[N + 2];
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      unsigned v = x[i];  // i + 3 <= 7: every index is in range
-      v = ws == 1 ? x[i + 1] : v;
-      v = ws == 2 ? x[i + 2] : v;
-      v = ws == 3 ? x[i + 3] : v;
-      y[i] = v;
-    }
+    for (int j = 0; j < N + 2; ++j) u[j] = by1 ? x[j + 1] : x[j];  // j + 1 <= 7
+    unsigned y[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) y[i] = by2 ? u[i + 2] : u[i];
     if constexpr (S >= 4) {
       return make_uint4(y[0], y[1], y[2], y[3]);
     } else {
@@ -141,9 +141,12 @@ __device__ __forceinline__ uint4 shfl_down16(const uint4& v, int width) {
   return make_uint4(__shfl_down_sync(0xffffffffu, v.x, 1, width), __shfl_down_sync(0xffffffffu, v.y, 1, width),
                     __shfl_down_sync(0xffffffffu, v.z, 1, width), __shfl_down_sync(0xffffffffu, v.w, 1, width));
 }
-__device__ __forceinline__ uint4 shfl_up16(const uint4& v, int width) {
-  return make_uint4(__shfl_up_sync(0xffffffffu, v.x, 1, width), __shfl_up_sync(0xffffffffu, v.y, 1, width),
-                    __shfl_up_sync(0xffffffffu, v.z, 1, width), __shfl_up_sync(0xffffffffu, v.w, 1, width));
+// Lane g - 1's v (lane 0: lane G - 1's), within groups of G lanes.
+template <int G>
+__device__ __forceinline__ uint4 shfl_prev16(const uint4& v) {
+  const int src = (int(threadIdx.x) - 1) & (G - 1);
+  return make_uint4(__shfl_sync(0xffffffffu, v.x, src, G), __shfl_sync(0xffffffffu, v.y, src, G),
+                    __shfl_sync(0xffffffffu, v.z, src, G), __shfl_sync(0xffffffffu, v.w, src, G));
 }
 
 // Bytes [m, 16) of w at the 16-byte aligned address a (0 < m < 16), and
@@ -232,22 +235,27 @@ __device__ __forceinline__ uint4 realign(const uint4& w, uint4 extra, const Misa
 
 // Stores v as the 16 bytes at q (any address), lane g of a group of G lanes
 // whose q are consecutive 16-byte chunks of one row. Every lane of the warp
-// must call it (it shuffles).
+// must call it (it shuffles). Each lane stores the aligned word holding the
+// end of the previous lane's chunk and the start of its own: one window of
+// (prev, v). Lane 0's prev is the group's last chunk (a rotation), so its
+// one window holds both partial words: bytes [m, 16), the segment's head,
+// and bytes [0, m), its tail (lane G - 1's last m bytes, one word past it).
 template <std::size_t S, int G, bool STREAM>
 __device__ __forceinline__ void store16_any(unsigned char* q, const uint4& v, int g) {
   const unsigned m = unsigned(reinterpret_cast<std::uintptr_t>(q) & 15u);
-  const uint4 prev = shfl_up16(v, G);
+  const uint4 prev = shfl_prev16<G>(v);
   if (m == 0) {  // the same for the whole group: one row
     store16<STREAM>(q, v);
     return;
   }
-  unsigned char* a = q - m;  // the last m bytes of the previous chunk, then v's first 16 - m
-  const uint4 own = window16<S>(v, v, 16 - m);  // v's last m bytes, then its first 16 - m
-  if (g == 0)
-    store_head<S>(a, own, m);
-  else
-    store16<STREAM>(a, window16<S>(prev, v, 16 - m));
-  if (g == G - 1) store_tail<S>(a + 16, own, m);
+  unsigned char* a = q - m;
+  const uint4 w = window16<S>(prev, v, 16 - m);
+  if (g == 0) {
+    store_head<S>(a, w, m);
+    store_tail<S>(a + 16 * G, w, m);
+  } else {
+    store16<STREAM>(a, w);
+  }
 }
 
 // A tiling: TSR x TSC supers per tile, THREADS threads, at least MINB blocks

@@ -25,7 +25,8 @@
 # tune      the DISABLED_Tune timing harness (GT_TUNE_* variables pass through; log: tune.log)
 # profile   Nsight Compute (ncu) over `--bench` runs: GT_PROFILE_SPECS, ';'-separated
 #           "DTYPE SHAPE KERNEL REGEX" (REGEX picks the profiled kernels, peers included);
-#           DRAM and L2 bytes, instructions, stalls and occupancy per kernel (profile.log)
+#           DRAM and L2 bytes, instructions, stalls and occupancy per kernel (profile.log;
+#           scripts/ncu-summary.py profile.log gives one line per kernel)
 #
 # Environment: GT_BUILD_DIR (default /tmp/b), GT_JOBS (16), GT_SANITIZE_EXTRA (a gtest filter
 # that sanitize also runs under both tools), GT_TUNE_FILTER (a gtest

@@ -173,6 +173,26 @@ TEST(JournalDamage, WrittenBatchWithBadDataIsCompleteWhenItsTilesBSaySo) {
   expect_damaged(d, c, pairs_text(w.prev) + " fails its checksum", "tiles b not written, data damaged");
 }
 
+// The journal's batches: up to kJournalGroup (3) pairs, never across a row of
+// tile pairs, so a batch's tiles a lie side by side in one band of rows. 5x5
+// tiles: rows of 5, 4, 3, 2 and 1 pairs.
+TEST(JournalBatches, GatheredWithinEachRowOfTilePairs) {
+  static_assert(kJournalGroup == 3, "the batches below are cut for groups of 3");
+  const Case c{"raw_f32_n37", ".raw", 4, 37, 8};
+  Dir d;
+  const Bytes pristine = create(d, c);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;  // (first, count) of each batch
+  for (std::uint64_t k = 0; k < 7; ++k) {
+    const auto v = stop_at(d, c, pristine, Point::saved_synced, k);
+    ASSERT_TRUE(v.has_cur) << "batch " << k;
+    seen.emplace_back(v.cur.first, v.cur.count);
+  }
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> want{{0, 3}, {3, 2}, {5, 3}, {8, 1},
+                                                                   {9, 3}, {12, 2}, {14, 1}};
+  EXPECT_EQ(seen, want);
+  resume_and_check(d, c, transposed_pattern_of(c), "after the last batch's header");
+}
+
 // The case: bit flips anywhere in the journal's live data, header
 // intact. Whatever the crash point, a resume either finishes bit-exact or
 // refuses, keeping the matrix as it was; it never reports success on a

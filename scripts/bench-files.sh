@@ -226,6 +226,22 @@ if has h5chunk; then
   rm -f "$W/out.h5" "$W/ch.h5"
 fi
 
+# A journaled run's report (files-LABEL.json) as JSON ', "KEY": {...}': the
+# journal's bytes, syncs and flushes and the seconds of each stage.
+journal_of() {
+  "$PY" - "$1" "$2" <<'PYEOF' 2>>"$LOG" || echo ", \"$2\": null"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+st = {s["name"]: s for s in r["stages"]}
+note = next((n for n in r["notes"] if n.startswith("journal:")), "")
+num = lambda pat: int(re.search(pat, note).group(1)) if re.search(pat, note) else None
+j = {"bytes": st.get("journal", {}).get("bytes"), "journal_syncs": num(r"(\d+) journal syncs"),
+     "matrix_flushes": num(r"(\d+) matrix flushes"),
+     "stages_s": {k: round(v["busy_s"], 3) for k, v in st.items()}, "wall_s": round(r["wall_s"], 3)}
+print(', "%s": ' % sys.argv[2] + json.dumps(j))
+PYEOF
+}
+
 if has inplace; then
   # The largest multiple of 64 whose square of f32 fits MIB MiB. In place is
   # timed beside cp + sync and beside the same matrix out of place (the
@@ -254,18 +270,8 @@ if has inplace; then
   # The same with 256 MiB tiles (8192^2 f32, the CPU engine's size; the
   # streaming engine's staged default is 64 MiB).
   big=$(gt_run inplace-$ENGINE-256m "$W/sq.raw" --in-place "${SQ[@]}" --engine "$ENGINE" --tile 64M)
-  journal=$("$PY" - "$OUT/files-inplace-$ENGINE-1.json" <<'PYEOF' 2>>"$LOG" || echo ', "journal": null'
-import json, re, sys
-r = json.load(open(sys.argv[1]))
-st = {s["name"]: s for s in r["stages"]}
-note = next((n for n in r["notes"] if n.startswith("journal:")), "")
-num = lambda pat: int(re.search(pat, note).group(1)) if re.search(pat, note) else None
-j = {"bytes": st.get("journal", {}).get("bytes"), "journal_syncs": num(r"(\d+) journal syncs"),
-     "matrix_flushes": num(r"(\d+) matrix flushes"),
-     "stages_s": {k: round(v["busy_s"], 3) for k, v in st.items()}, "wall_s": round(r["wall_s"], 3)}
-print(', "journal": ' + json.dumps(j))
-PYEOF
-)
+  journal=$(journal_of "$OUT/files-inplace-$ENGINE-1.json" journal)
+  [ -n "${GT_FILES_BEFORE:-}" ] && journal+=$(journal_of "$OUT/files-inplace-before-1.json" before_journal)
   extra=""
   [ ${#before[@]} -gt 0 ] && extra=", \"before_seconds\": $(minof "${before[@]}"), \"before_runs\": [$(csv "${before[@]}")]"
   best_oop=$(minof "${oop[@]}")
@@ -277,30 +283,39 @@ fi
 
 if has inplace-rect; then
   # A 2:1 rectangle in place (R = 2C: two square blocks, then the rows
-  # permuted), beside cp + sync; the target is 2.5x. Two runs leave the
-  # original: verified after an odd number.
+  # permuted), beside cp + sync and the same matrix out of place; the target
+  # is 2.5x cp + sync. GT_FILES_BEFORE=BUILD_DIR adds another build's
+  # in-place run. Each in-place run leaves the transpose: the shape the file
+  # holds is tracked, and the file verified against it at the end.
   C=$(awk "BEGIN{ n = int(sqrt($MIB * 1048576 / 8) / 64) * 64; print n }")
   R=$((2 * C))
   "$GEN" "$W/rect.raw" --shape "${R}x${C}" --dtype f32 --seed 6 -q >>"$LOG" 2>&1
-  cps=() ours=()
+  cps=() ours=() oop=() before=()
+  flips=0
+  shape_now() { [ $(( flips % 2 )) -eq 0 ] && echo "${R}x${C}" || echo "${C}x${R}"; }
   for i in $(seq "$REPS"); do
     cps+=("$(cp_sync "$W/rect.raw")")
-    shape=$([ $(( i % 2 )) -eq 1 ] && echo "${R}x${C}" || echo "${C}x${R}")
-    ours+=("$(gt_run inplace-rect-$ENGINE-$i "$W/rect.raw" --in-place --shape "$shape" --dtype f32 --engine "$ENGINE")")
+    ours+=("$(gt_run inplace-rect-$ENGINE-$i "$W/rect.raw" --in-place --shape "$(shape_now)" --dtype f32 --engine "$ENGINE")")
+    flips=$((flips + 1))
+    oop+=("$(gt_run outofplace-rect-$ENGINE-$i "$W/rect.raw" "$W/rectT.raw" --shape "$(shape_now)" --dtype f32 --engine "$ENGINE" --force)")
+    rm -f "$W/rectT.raw"
+    if [ -n "${GT_FILES_BEFORE:-}" ]; then
+      before+=("$(CLI=$GT_FILES_BEFORE/gtranspose gt_run inplace-rect-before-$i "$W/rect.raw" --in-place --shape "$(shape_now)" --dtype f32 --engine "$ENGINE")")
+      flips=$((flips + 1))
+    fi
   done
-  if [ $(( REPS % 2 )) -eq 1 ]; then
+  if [ $(( flips % 2 )) -eq 1 ]; then
     ok=$("$GEN" --verify "$W/rect.raw" --transposed --seed 6 --shape "${C}x${R}" --dtype f32 -q >>"$LOG" 2>&1 && echo true || echo false)
   else
     ok=$("$GEN" --verify "$W/rect.raw" --seed 6 --shape "${R}x${C}" --dtype f32 -q >>"$LOG" 2>&1 && echo true || echo false)
   fi
-  journal=$("$PY" - "$OUT/files-inplace-rect-$ENGINE-1.json" <<'PYEOF' 2>>"$LOG" || echo ', "journal": null'
-import json, sys
-r = json.load(open(sys.argv[1]))
-st = {s["name"]: round(s["busy_s"], 3) for s in r["stages"]}
-print(', "stages_s": ' + json.dumps(st) + ', "notes": ' + json.dumps(r["notes"]))
-PYEOF
-)
-  emit inplace-rect-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"shape\": \"${R}x${C}\", \"verified\": $ok, \"runs\": [$(csv "${ours[@]}")], \"cp_runs\": [$(csv "${cps[@]}")]$journal"
+  journal=$(journal_of "$OUT/files-inplace-rect-$ENGINE-1.json" journal)
+  extra=""
+  if [ ${#before[@]} -gt 0 ]; then
+    extra=", \"before_seconds\": $(minof "${before[@]}"), \"before_runs\": [$(csv "${before[@]}")]"
+    journal+=$(journal_of "$OUT/files-inplace-rect-before-1.json" before_journal)
+  fi
+  emit inplace-rect-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"shape\": \"${R}x${C}\", \"verified\": $ok, \"runs\": [$(csv "${ours[@]}")], \"cp_runs\": [$(csv "${cps[@]}")], \"out_of_place_seconds\": $(minof "${oop[@]}"), \"out_of_place_runs\": [$(csv "${oop[@]}")]$extra$journal"
   rm -f "$W/rect.raw"
 fi
 

@@ -188,7 +188,7 @@ TEST(Journal, RefusalsSayWhatToDo) {
   Result c = gtranspose(chunked);
   ASSERT_EQ(c.exit_code, 0) << why(c);
   EXPECT_NE(c.out.find("resumed from the journal"), std::string::npos) << why(c);
-  EXPECT_NE(c.out.find("tiles of 128x128"), std::string::npos) << why(c);
+  EXPECT_NE(c.out.find("tiles of 64x64"), std::string::npos) << why(c);  // --host-mem 1M's, not --chunk's
   EXPECT_TRUE(holds_pattern(f, true));
   EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
 
@@ -199,7 +199,7 @@ TEST(Journal, RefusalsSayWhatToDo) {
   big.insert(big.end(), kRaw.begin(), kRaw.end());
   ASSERT_TRUE(kill_once_journaled(big, journal)) << "the run ended before its journal was seen";
   std::vector<std::string> small = inplace_args(f, "cpu", true);
-  expect_error(gtranspose(small), 2, "1344x1344 tiles, which need --host-mem 49M");
+  expect_error(gtranspose(small), 2, "832x832 tiles, which need --host-mem 35M");
   EXPECT_TRUE(exists(journal));
   big.push_back("--resume");
   Result b = gtranspose(big);

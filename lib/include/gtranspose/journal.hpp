@@ -8,13 +8,18 @@
 // writes. Of each pair, the journal holds only what a crash could lose: the
 // new content of tile b (the transpose of tile a, which step 2 overwrites);
 // of a diagonal tile, only its new lower triangle (a sub-pair of its upper
-// and lower triangles; the diagonal itself never moves). Per batch N:
+// and lower triangles; the diagonal itself never moves). A batch is up to
+// kJournalGroup of the engine's batches within one row of tile pairs
+// (plan.hpp), gathered before anything of them is written, so that its
+// tiles a lie side by side in one band of rows. Per batch N:
 //   1. its journal data goes to a region of the journal that neither batch
 //      N-1 nor N-2 uses, then a header that describes batch N ("saved", with
 //      the data's checksum and a checksum of tiles a as they were) and batch
 //      N-1 ("tiles a written"); one sync of the journal;
 //   2. the new tiles b of batch N-1 and the new tiles a of batch N go to the
-//      matrix; one flush of the matrix, which runs while the next batch's
+//      matrix, in file order (they are disjoint, so their order is free; a
+//      band's write-back starts once all its parts are written, so the disk
+//      sees long runs); one flush of the matrix, which runs while the next batch's
 //      journal data is written (its region is the one batch N-2 used, whose
 //      tiles b the flush before this one made durable).
 // finish() writes the last tiles b the same way, flushes, and removes the

@@ -112,18 +112,28 @@ constexpr std::uint64_t kTeamBandBytes = std::uint64_t(1) << 20;
 // took 22.4 s; 256 MiB tiles, 2 lanes, one pair a batch 19.1 s.
 constexpr int kJournaledLanes = 2;
 constexpr int kJournaledReaders = 2;
-// The journal keeps two batches (InplaceWriter::batches_kept): six slots
-// leave four for pairs being read, on the GPU, and being written.
-constexpr int kJournaledSlots = 6;
+// The journal gathers up to this many of the engine's batches (consecutive
+// pairs of one row of tile pairs) into one batch of its protocol, so that the
+// batch's tiles a lie side by side in the file and the matrix's write-back
+// sees rows of several tiles, not one tile's short row pieces (a disk takes
+// strided 11-32 KiB pieces at a fifth to a half of its sequential rate:
+// PERF.md, in place on the disk, 2026-11-23).
+constexpr int kJournalGroup = 3;
+// Engine batches the journal keeps (InplaceWriter::batches_kept): the two
+// protocol batches the durable header describes and the next being gathered.
+constexpr int journal_batches_kept(int group) { return 3 * group - 1; }
+// Slots of a journaled run: the batches the journal keeps, and four for pairs
+// being read, on the GPU, and being written.
+constexpr int journaled_slots(int kept) { return kept + 4; }
 // Tile buffers the CPU engine holds: out of place 2 slots of (input tile,
 // output tile); in place 2 slots of (tile, mirror tile) plus one scratch tile
 // for edge pairs, whose tiles are not square and cannot be transposed in
-// their own buffer; 4 slots through a journal, which keeps the slots of the
-// two pairs before until the next is written (so reading still overlaps
-// writing). Each tile gets an equal share of the engine's budget.
+// their own buffer; through a journal, the slots of the pairs it keeps
+// (journal_batches_kept) and two more, so reading still overlaps writing.
+// Each tile gets an equal share of the engine's budget.
 constexpr unsigned kCpuOutOfPlaceBuffers = 4;
 constexpr unsigned kCpuInplaceBuffers = 5;
-constexpr unsigned kCpuJournaledBuffers = 9;
+constexpr unsigned cpu_journaled_buffers(int kept) { return 2 * unsigned(kept + 2) + 1; }
 
 // --- what the planner is told ---------------------------------------------------
 

@@ -112,6 +112,8 @@ void Journal::begin(const PairGrid& plan) {
   }
   plan_.emplace(plan);
   scratch_.bytes = kWriterScratchBytes;
+  gathered_.clear();
+  gathered_batches_ = 0;
   begun_ = true;
 }
 
@@ -146,6 +148,25 @@ std::uint64_t Journal::place(std::uint64_t bytes) const {
 void Journal::write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch) {
   if (!begun_ || finished_) throw Error(ErrorKind::internal, "journal: write_batch() outside begin()/finish()");
   if (batch.empty()) return;
+  // A step ends at a new row of tile pairs: its tiles a then lie side by
+  // side in one band of rows (a row's last pairs with the next row's first
+  // would be two bands' short pieces again).
+  if (!gathered_.empty() && batch.front().pair.a.r0 != gathered_.front().pair.a.r0) step_gathered(m);
+  for (std::size_t i = 0; i < batch.size(); ++i) check_pair(batch[i], next_ + gathered_.size() + i);
+  gathered_.insert(gathered_.end(), batch.begin(), batch.end());
+  if (++gathered_batches_ >= kJournalGroup) step_gathered(m);
+}
+
+void Journal::step_gathered(InplaceMatrix& m) {
+  if (gathered_.empty()) return;
+  // Moved out first: a step that throws leaves nothing gathered to write twice.
+  const std::vector<PairWrite> batch = std::move(gathered_);
+  gathered_.clear();
+  gathered_batches_ = 0;
+  step(m, batch);
+}
+
+void Journal::step(InplaceMatrix& m, const std::vector<PairWrite>& batch) {
   const std::size_t es = id_.p.elem_size;
   std::uint64_t bytes = 0;
   for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -240,6 +261,7 @@ void Journal::overlap(InplaceMatrix& m, std::uint64_t bytes, const std::function
 
 void Journal::finish(InplaceMatrix& m) {
   if (!begun_ || finished_) throw Error(ErrorKind::internal, "journal: finish() without begin()");
+  step_gathered(m);
   if (next_ != plan_->count())
     throw Error(ErrorKind::internal, "in-place run ended after " + std::to_string(next_) + " of " +
                                          std::to_string(plan_->count()) + " tile pairs; its journal " + path_ +

@@ -41,16 +41,36 @@ std::uint64_t Journal::put_batch_data(const std::vector<PairWrite>& batch, std::
 void Journal::write_parts(InplaceMatrix& m, const std::vector<PairWrite>& b_of, const std::vector<PairWrite>& a_of) {
   // One thread: writes to one file take its inode's lock in turn (tmpfs,
   // ext4 and XFS buffered writes alike), so more threads would only wait.
+  // The parts go in file order, a band of tile rows at a time, and each
+  // band's write-back starts once all its parts are in the page cache: a
+  // step's tiles a lie side by side in one band, and started together their
+  // rows go to the disk as long runs, where a tile started alone is one
+  // short piece per row. Any order is safe: the parts are disjoint and the
+  // flush after them is what the protocol waits for.
+  struct Part {
+    const PairWrite* w;
+    bool b;
+    const Tile& tile() const { return b ? w->pair.b : w->pair.a; }
+  };
+  std::vector<Part> parts;
+  parts.reserve(b_of.size() + a_of.size());
+  for (const PairWrite& w : b_of) parts.push_back({&w, true});
+  for (const PairWrite& w : a_of) parts.push_back({&w, false});
+  std::stable_sort(parts.begin(), parts.end(), [](const Part& x, const Part& y) {
+    return x.tile().r0 != y.tile().r0 ? x.tile().r0 < y.tile().r0 : x.tile().c0 < y.tile().c0;
+  });
   const std::size_t es = id_.p.elem_size;
-  for (const PairWrite& w : b_of) {
-    write_b_part(m, w, es);
-    m.start_writeback(w.pair.b.r0, w.pair.b.h);  // the flush then finds less to do
-    hit(Point::b_tile);
-  }
-  for (const PairWrite& w : a_of) {
-    write_a_part(m, w, es);
-    m.start_writeback(w.pair.a.r0, w.pair.a.h);
-    hit(Point::a_tile);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const Part& p = parts[i];
+    if (p.b) {
+      write_b_part(m, *p.w, es);
+      hit(Point::b_tile);
+    } else {
+      write_a_part(m, *p.w, es);
+      hit(Point::a_tile);
+    }
+    const Tile& t = p.tile();
+    if (i + 1 == parts.size() || parts[i + 1].tile().r0 != t.r0) m.start_writeback(t.r0, t.h);
   }
 }
 

@@ -209,13 +209,15 @@ class Journal final : public InplaceStages {
   }
   std::uint64_t journal_syncs() const override { return syncs_; }
   std::uint64_t matrix_flushes() const override { return flushes_; }
-  int batches_kept() const override { return 2; }
+  int batches_kept() const override { return journal_batches_kept(kJournalGroup); }
   bool wants_source_sums() const override { return true; }
   std::uint64_t source_sum(const void* tile, std::uint64_t bytes) const override {
     return journal_detail::hash_bytes(tile, std::size_t(bytes));
   }
 
   void begin(const PairGrid& plan) override;
+  // Gathers the engine's batches (kJournalGroup of them, within one row of
+  // tile pairs) into one batch of the protocol, which step() writes.
   void write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch) override;
   void finish(InplaceMatrix& m) override;
 
@@ -238,6 +240,12 @@ class Journal final : public InplaceStages {
   void timed(F&& fn) {
     timed(secs_, fn);
   }
+
+  // One batch of the protocol (journal.hpp): its journal data and header,
+  // overlapped with the matrix writes the durable header allows.
+  void step(InplaceMatrix& m, const std::vector<PairWrite>& batch);
+  // The gathered pairs as one step (none: nothing).
+  void step_gathered(InplaceMatrix& m);
 
   // The identity and shape of the matrix, as a header without a plan.
   Header identity(const InplaceMatrix& m) const;
@@ -309,6 +317,11 @@ class Journal final : public InplaceStages {
   // over (it keeps their buffers: batches_kept()): cur_ (saved: its tiles a
   // go to the matrix next) and prev_ (its tiles a durable: its tiles b next).
   std::vector<PairWrite> cur_, prev_;
+  // Pairs handed over but not yet a step: nothing of them is written
+  // anywhere, so a crash finds their tiles as they were. gathered_ counts
+  // the engine's batches among them (the engine keeps their buffers).
+  std::vector<PairWrite> gathered_;
+  int gathered_batches_ = 0;
   Scratch scratch_;
   std::uint64_t bytes_ = 0, syncs_ = 0, flushes_ = 0;
   std::uint64_t reserved_ = kDataOffset;  // blocks allocated below this

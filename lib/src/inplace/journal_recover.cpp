@@ -161,27 +161,43 @@ void Journal::recover(InplaceMatrix& m) {
   std::uint64_t next = h_.done;
   bool wrote = false;
 
+  // Every decision before any write: a refusal leaves the matrix as it was
+  // (a batch's tiles b and tiles a are written in file order, so a crash
+  // can leave some of either; the checks read only the tiles they decide on).
+  const bool prev_valid = has_prev && data_valid(h_.prev);
+  if (has_prev && !prev_valid) {
+    const BatchRecord& b = h_.prev;
+    ChunkedHash sum;
+    for (std::uint64_t k = b.first; k < b.end(); ++k) hash_b_part(m, plan_->pair(k), es, sum, s);
+    if (sum.digest() != b.data_sum)
+      throw Error(ErrorKind::input, damaged + pairs_text(b) + " fails its checksum, and those pairs of " + matrix_ +
+                                        " hold new tiles a and partly written tiles b, so it" + lost);
+  }
+  const bool cur_valid = has_cur && data_valid(h_.cur);
+  if (has_cur && !cur_valid) {
+    const BatchRecord& b = h_.cur;
+    std::vector<std::uint64_t> sums;
+    for (std::uint64_t k = b.first; k < b.end(); ++k) sums.push_back(hash_tile_a(m, plan_->pair(k), es, s));
+    if (sum_of_sums(sums) != b.a_sum)
+      throw Error(ErrorKind::input, damaged + pairs_text(b) + " fails its checksum, and tiles a of those pairs of " +
+                                        matrix_ + " are partly rewritten, so it" + lost);
+  }
+
   if (has_prev) {
     const BatchRecord b = h_.prev;
-    if (data_valid(b)) {
+    if (prev_valid) {
       std::uint64_t off = b.offset;
       for (std::uint64_t k = b.first; k < b.end(); ++k) {
         off += rewrite_b_part(m, plan_->pair(k), es, fd_.get(), path_, off, s);
         hit(Point::b_tile);
       }
       wrote = true;
-    } else {
-      ChunkedHash sum;
-      for (std::uint64_t k = b.first; k < b.end(); ++k) hash_b_part(m, plan_->pair(k), es, sum, s);
-      if (sum.digest() != b.data_sum)
-        throw Error(ErrorKind::input, damaged + pairs_text(b) + " fails its checksum, and those pairs of " + matrix_ +
-                                          " hold new tiles a and partly written tiles b, so it" + lost);
-    }
+    }  // else its tiles b already hold the data (checked above)
     next = b.end();
   }
   if (has_cur) {
     const BatchRecord b = h_.cur;  // a copy: put_header() below replaces h_
-    if (data_valid(b)) {
+    if (cur_valid) {
       for (std::uint64_t k = b.first; k < b.end(); ++k) {
         redo_a_part(m, plan_->pair(k), es, s);
         hit(Point::a_tile);
@@ -206,12 +222,7 @@ void Journal::recover(InplaceMatrix& m) {
       wrote = true;
       next = b.end();
     } else {
-      std::vector<std::uint64_t> sums;
-      for (std::uint64_t k = b.first; k < b.end(); ++k) sums.push_back(hash_tile_a(m, plan_->pair(k), es, s));
-      if (sum_of_sums(sums) != b.a_sum)
-        throw Error(ErrorKind::input, damaged + pairs_text(b) + " fails its checksum, and tiles a of those pairs of " +
-                                          matrix_ + " are partly rewritten, so it" + lost);
-      next = b.first;  // tiles a as they were: the batch starts over
+      next = b.first;  // tiles a as they were (checked above): the batch starts over
     }
   }
   if (has_prev || has_cur) {

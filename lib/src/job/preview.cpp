@@ -32,7 +32,7 @@ PlanRequest inplace_request(const Source& src, std::uint64_t side, const RunOpti
   r.reserved_what = src.describe();
   r.in.concurrent = src.concurrent_reads();
   r.ordered_writes = true;
-  r.kept_batches = 2;  // Journal::batches_kept
+  r.kept_batches = journal_batches_kept(kJournalGroup);  // Journal::batches_kept
   r.host_mem = o.host_mem;
   r.device_mem = o.device_mem;
   r.tile_elems = o.tile_elems;

@@ -299,7 +299,8 @@ RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& 
     p.host_bytes = std::uint64_t(p.slots) * p.slot_bytes;
     return p;
   }
-  p.tile_bytes = share_of(b.engine, req.kept_batches ? kCpuJournaledBuffers : kCpuInplaceBuffers, req.tile_elems);
+  p.tile_bytes = share_of(b.engine, req.kept_batches ? cpu_journaled_buffers(req.kept_batches) : kCpuInplaceBuffers,
+                          req.tile_elems);
   set_pairs(p, req, pair_grid(req, p.tile_bytes));
   const std::uint64_t n = req.info.shape.rows, blk = p.pairs->block();
   // Kept batches hold their slots: one more to store into, one to read into.
@@ -402,12 +403,14 @@ RunPlan plan_cuda_in(const PlanRequest& req, const EngineCaps& caps, const Budge
   // has no order to keep, so several threads write pairs at once.
   p.writers = (!journaled && !direct && req.in.concurrent) ? (req.in.in_memory ? kMemoryThreads : kIoThreads) : 1;
   p.threads = p.readers + p.writers;
-  const int want_slots = journaled ? kJournaledSlots : p.requested_lanes + p.readers + p.writers + 1;
+  const int want_slots = journaled ? journaled_slots(req.kept_batches) : p.requested_lanes + p.readers + p.writers + 1;
 
   // A lane holds a pair's two tiles and one more for the kernels' output; a
   // slot a pair's two tiles on the host.
   std::uint64_t tb = b.device / (3 * std::uint64_t(p.requested_lanes));
-  if (!direct) tb = std::min(tb, b.engine / (2 * std::uint64_t(std::min(want_slots, 4))));
+  // A writer that keeps batches holds their slots and reads into one more.
+  if (!direct)
+    tb = std::min(tb, b.engine / (2 * std::uint64_t(std::max(std::min(want_slots, 4), req.kept_batches + 1))));
   if (!req.tile_elems) tb = std::min(tb, direct || journaled ? kMaxTileBytes : kStagedTileBytes);
   p.tile_bytes = tile_cap ? tile_cap : tb;
   if (req.resumed_block) {

@@ -58,8 +58,10 @@ PlanSummary summarize_plan(const RunPlan& p) {
     // its diagonal; together the strictly lower triangle of the matrix.
     const std::uint64_t n = p.info.shape.rows;
     s.journal_bytes = n ? n * (n - 1) / 2 * p.info.elem_size : 0;
-    // Its file holds the regions of the batches it keeps (two, and the one
-    // being written) and two header slots (inplace/journal.cpp: place).
+    // Its file holds the regions of three of its batches (two the header
+    // describes, the one being written; inplace/journal.cpp: place), each of
+    // kJournalGroup engine batches: kept_batches + 1 of them in all
+    // (journal_batches_kept), and two header slots.
     const std::uint64_t batch = std::uint64_t(p.max_batch) * p.tile_buffer_bytes();
     s.journal_file_bytes = std::uint64_t(p.request.kept_batches + 1) * batch + kJournalHeaderBytes;
   }

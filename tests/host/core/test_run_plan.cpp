@@ -295,12 +295,14 @@ TEST(RunPlan, CudaInPlaceJournaledAndPlain) {
   PlanRequest r = request(RunMode::in_place, {46336, 46336}, 4, 16 * GiB);
   r.in = side(true);
   r.ordered_writes = true;  // a journal
+  r.kept_batches = journal_batches_kept(kJournalGroup);
   RunPlan p = plan_run(r, cuda_caps());
   EXPECT_EQ(p.lanes, kJournaledLanes);
   EXPECT_EQ(p.readers, kJournaledReaders);
   EXPECT_EQ(p.writers, 1);
   EXPECT_EQ(p.max_batch, 1u);
-  EXPECT_LE(p.slots, kJournaledSlots);
+  // The journal's kept batches hold their slots; four more keep pairs moving.
+  EXPECT_EQ(p.slots, journaled_slots(r.kept_batches));
   EXPECT_EQ(p.tile_bytes, kMaxTileBytes);
   expect_within_budgets(p, "journaled");
   // The plain writer on a file: several writer threads, one pair each.

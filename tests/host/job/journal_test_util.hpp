@@ -129,7 +129,7 @@ inline bool is_transposed(const Dir& d, const Case& c) {
 // The host budget under which the CPU engine plans c.block-sided tiles
 // (plus what an HDF5 chunk cache takes out of it first).
 inline std::uint64_t budget_of(const Case& c) {
-  std::uint64_t b = kCpuJournaledBuffers * c.block * c.block * c.es;
+  std::uint64_t b = cpu_journaled_buffers(journal_batches_kept(kJournalGroup)) * c.block * c.block * c.es;
   if (c.chunk) b += std::min(c.chunk, c.n) * std::min(c.chunk + 2, cols_of(c)) * c.es;
   return b;
 }

@@ -70,10 +70,14 @@ TEST_P(JournalCrash, AtEveryPointThenResume) {
     resume_and_check(d, c, want, c.name + ", crash at point " + std::to_string(k));
     if (HasFatalFailure()) return;
   }
-  // Created, named, marked, begun; per pair its data, header written and
-  // synced, tile a, tile b, the matrix flushed; finish.
+  // Created, named, marked, begun; per pair its tile a and tile b; per
+  // batch (up to kJournalGroup pairs of one row of tile pairs) its data,
+  // header written and synced, the matrix flushed; finish.
   const std::uint64_t side = std::min(c.n, cols_of(c)), t = (side + c.block - 1) / c.block;
-  EXPECT_GE(k, 6 + 6 * t * (t + 1) / 2 * (std::max(c.n, cols_of(c)) / side)) << "fewer protocol points than expected";
+  std::uint64_t batches = 0;
+  for (std::uint64_t row = 1; row <= t; ++row) batches += (row + kJournalGroup - 1) / kJournalGroup;
+  EXPECT_GE(k, 6 + (2 * t * (t + 1) / 2 + 4 * batches) * (std::max(c.n, cols_of(c)) / side))
+      << "fewer protocol points than expected";
   resume_and_check(d, c, want, c.name + ", uninterrupted");
 }
 
@@ -164,7 +168,9 @@ TEST(JournalCreate, KilledWhileTheJournalIsMadeLeavesNoStrayFile) {
 // (its data in checksummed chunks, its tiles in row bands). Crashes at a few
 // points of that path, then resumed bit-exact.
 TEST(JournalThreads, LargeTilesCopiedOnSeveralThreadsCrashAndResume) {
-  const Case c{"raw_f32_n2500", ".raw", 4, 2500, 1024};
+  // 4x4 tiles: ten pairs, five batches of the journal (kJournalGroup pairs
+  // at most, within a row of tile pairs), so each point is hit four times.
+  const Case c{"raw_f32_n4000", ".raw", 4, 4000, 1024};
   Dir d;
   const Bytes pristine = create(d, c);
   const Bytes want = transposed_pattern_of(c);

@@ -101,6 +101,14 @@ journal_detail::JournalView stop_at(const Dir& d, const Case& c, const Bytes& pr
   return v;
 }
 
+// How a refusal names a batch's pairs (Journal::pairs_text): the journal
+// gathers several pairs into a batch (kJournalGroup), so a batch's pairs are
+// read from its header, never assumed.
+std::string pairs_text(const journal_detail::BatchView& b) {
+  return b.count == 1 ? "tile pair " + std::to_string(b.first)
+                      : "tile pairs " + std::to_string(b.first) + "-" + std::to_string(b.first + b.count - 1);
+}
+
 // A refusal that keeps journal and matrix, and says the journal is damaged.
 void expect_damaged(const Dir& d, const Case& c, const std::string& needle, const std::string& what) {
   const std::string file = file_of(d, c), journal = journal_path(file);
@@ -122,12 +130,14 @@ TEST(JournalDamage, SavedBatchWithBadDataStartsOverWhileItsTilesAAreUntouched) {
   const std::string journal = journal_path(file_of(d, c));
   // Batch 3's header durable, none of its tiles a written: its data is not
   // needed, so damage there costs nothing (tiles a prove it).
-  for (std::uint64_t at : {std::uint64_t(0), std::uint64_t(100), std::uint64_t(8 * 8 * 4 - 1)}) {
+  for (int where : {0, 1, 2}) {  // its first byte, one in the middle, its last
     const auto v = stop_at(d, c, pristine, Point::saved_synced, 3);
-    ASSERT_TRUE(v.has_cur && v.cur.first == 3);
+    ASSERT_TRUE(v.has_cur && v.cur.first > 0 && v.cur.bytes > 0);
+    const std::uint64_t at = where == 0 ? 0 : where == 1 ? v.cur.bytes / 2 : v.cur.bytes - 1;
     flip_byte(journal, v.cur.offset + at);
     const RunReport r = run_job(job_of(d, c, true));
-    EXPECT_TRUE(noted(r, "resumed from the journal: 3 of")) << "batch 2 finishes, batch 3 starts over";
+    EXPECT_TRUE(noted(r, "resumed from the journal: " + std::to_string(v.cur.first) + " of"))
+        << "batch 2 finishes, batch 3 starts over (from pair " << v.cur.first << ")";
     resume_and_check(d, c, want, "damaged data of an untouched batch at byte " + std::to_string(at));
   }
 }
@@ -138,10 +148,11 @@ TEST(JournalDamage, SavedBatchWithBadDataAndTilesAWrittenIsRefused) {
   const Bytes pristine = create(d, c);
   // Batch 3's tile a written over: its tile b's new content lives only in the journal.
   const auto v = stop_at(d, c, pristine, Point::a_tile, 3);
-  ASSERT_TRUE(v.has_cur && v.cur.first == 3);
+  ASSERT_TRUE(v.has_cur && v.cur.first > 0);
   flip_byte(journal_path(file_of(d, c)), v.cur.offset + 17);
   expect_damaged(d, c, "tiles a of those pairs", "tiles a written, data damaged");
-  EXPECT_NE(catch_error([&] { run_job(job_of(d, c, true)); }).message().find("tile pair 3 "), std::string::npos);
+  EXPECT_NE(catch_error([&] { run_job(job_of(d, c, true)); }).message().find(pairs_text(v.cur) + " "),
+            std::string::npos);
 }
 
 TEST(JournalDamage, WrittenBatchWithBadDataIsCompleteWhenItsTilesBSaySo) {
@@ -152,14 +163,34 @@ TEST(JournalDamage, WrittenBatchWithBadDataIsCompleteWhenItsTilesBSaySo) {
   const std::string journal = journal_path(file_of(d, c));
   // After batch 4's flush, batch 3's tiles b are in the matrix: its data is not needed.
   const auto v = stop_at(d, c, pristine, Point::matrix_flushed, 4);
-  ASSERT_TRUE(v.has_prev && v.prev.first == 3);
+  ASSERT_TRUE(v.has_prev && v.prev.first > 0);
   flip_byte(journal, v.prev.offset + 5);
   resume_and_check(d, c, want, "damaged data of a batch already in the matrix");
   // Before it, they are not: refused, and the message says which pair.
   const auto w = stop_at(d, c, pristine, Point::saved_synced, 4);
-  ASSERT_TRUE(w.has_prev && w.prev.first == 3);
+  ASSERT_TRUE(w.has_prev && w.prev.first > 0);
   flip_byte(journal, w.prev.offset + 5);
-  expect_damaged(d, c, "tile pair 3 fails its checksum", "tiles b not written, data damaged");
+  expect_damaged(d, c, pairs_text(w.prev) + " fails its checksum", "tiles b not written, data damaged");
+}
+
+// The journal's batches: up to kJournalGroup (3) pairs, never across a row of
+// tile pairs, so a batch's tiles a lie side by side in one band of rows. 5x5
+// tiles: rows of 5, 4, 3, 2 and 1 pairs.
+TEST(JournalBatches, GatheredWithinEachRowOfTilePairs) {
+  static_assert(kJournalGroup == 3, "the batches below are cut for groups of 3");
+  const Case c{"raw_f32_n37", ".raw", 4, 37, 8};
+  Dir d;
+  const Bytes pristine = create(d, c);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;  // (first, count) of each batch
+  for (std::uint64_t k = 0; k < 7; ++k) {
+    const auto v = stop_at(d, c, pristine, Point::saved_synced, k);
+    ASSERT_TRUE(v.has_cur) << "batch " << k;
+    seen.emplace_back(v.cur.first, v.cur.count);
+  }
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> want{{0, 3}, {3, 2}, {5, 3}, {8, 1},
+                                                                   {9, 3}, {12, 2}, {14, 1}};
+  EXPECT_EQ(seen, want);
+  resume_and_check(d, c, transposed_pattern_of(c), "after the last batch's header");
 }
 
 // The case: bit flips anywhere in the journal's live data, header
@@ -174,7 +205,7 @@ TEST(JournalDamage, BitFlipsNeverGiveAWrongMatrix) {
   const std::string file = file_of(d, c), journal = journal_path(file);
   std::uint64_t finished = 0, refused = 0;
   for (Point p : {Point::saved_synced, Point::b_tile, Point::a_tile, Point::matrix_flushed}) {
-    for (std::uint64_t k : {1, 4, 7}) {
+    for (std::uint64_t k : {1, 3, 5}) {  // 15 pairs in 7 batches: each point is hit 6 times or more
       for (int which : {0, 1}) {
         const auto v = stop_at(d, c, pristine, p, k);
         const auto& b = which ? v.prev : v.cur;

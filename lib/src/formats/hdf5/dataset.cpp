@@ -184,6 +184,7 @@ struct Dataset {
     // In place the engine's own threads call in at once; a source decodes
     // on codec threads of its own (the run plan sets how many).
     s.threads = writable ? 0 : int(std::max(1u, std::thread::hardware_concurrency()));
+    s.table = !writable;  // the index read once, where plan_chunk_table allows
     s.what = what();
     chunks = std::make_unique<ChunkIo>(std::move(s));
     return "";

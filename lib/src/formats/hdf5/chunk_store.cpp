@@ -98,17 +98,21 @@ void ChunkStore::loop() {
     const Item it = queue_.front();
     queue_.pop_front();
     busy_ = true;
+    const bool failed = bool(error_);
     lk.unlock();
     std::exception_ptr err;
-    try {
-      write_now(it.i, it.j, slots_[std::size_t(it.slot)].data(), it.size, it.mask);
-      if ((unsynced_ += it.size) >= kChunkWritebackBytes && fd_ >= 0) {
-        unsynced_ = 0;
-        // A hint: an error is the closing fsync's to report.
-        (void)::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
+    // After a failed store the rest are only dropped: the run is failing.
+    if (!failed) {
+      try {
+        write_now(it.i, it.j, slots_[std::size_t(it.slot)].data(), it.size, it.mask);
+        if ((unsynced_ += it.size) >= kChunkWritebackBytes && fd_ >= 0) {
+          unsynced_ = 0;
+          // A hint: an error is the closing fsync's to report.
+          (void)::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
+        }
+      } catch (...) {
+        err = std::current_exception();
       }
-    } catch (...) {
-      err = std::current_exception();
     }
     lk.lock();
     busy_ = false;

@@ -130,6 +130,7 @@ ChunkIo::~ChunkIo() {
     reap(true);
   } catch (...) {
   }
+  store_.reset();  // its thread joined while the counters it adds to live
 }
 
 void ChunkIo::set_threads(int n) {

@@ -162,9 +162,9 @@ void ChunkIo::reap(bool all) {
 
 void ChunkIo::drain() { reap(true); }
 
-std::uint64_t ChunkIo::bytes_per_thread() const {
+std::uint64_t ChunkIo::bytes_per_thread(bool writing) const {
   const std::size_t c = std::size_t(chunk_bytes_);
-  const int buffers = s_.store_thread ? 3 : 2;
+  const int buffers = writing ? 3 : 2;
   return filtered() ? buffers * std::uint64_t(s_.pipeline.buffer_bytes(c)) + s_.pipeline.state_bytes(c) : 0;
 }
 

@@ -102,7 +102,9 @@ class ChunkIo {
   void set_threads(int n);
   // Host memory one codec thread holds: two work buffers and the codecs'
   // state (none unfiltered), and an output's store slot.
-  std::uint64_t bytes_per_thread() const;
+  // `writing`: as an output of these chunks would (a store slot more).
+  std::uint64_t bytes_per_thread(bool writing) const;
+  std::uint64_t bytes_per_thread() const { return bytes_per_thread(s_.store_thread); }
   bool filtered() const { return !s_.pipeline.empty(); }
   std::uint64_t chunk_bytes() const { return chunk_bytes_; }
   // "direct chunks, shuffle+deflate(4) on 16 threads: 1.00 GiB from 412 MiB stored (2.49:1), 30.2 s of codec time"

@@ -274,7 +274,7 @@ class Hdf5Source final : public Source {
   std::uint64_t reserved_bytes() const override { return d_.reserved; }
   CodecDemand codec_demand() const override {
     if (!d_.chunks) return {};
-    return {d_.chunks->threads(), d_.chunks->bytes_per_thread()};
+    return {d_.chunks->threads(), d_.chunks->bytes_per_thread(), d_.chunks->bytes_per_thread(true)};
   }
   void set_codec_threads(int n) override {
     if (d_.chunks) d_.chunks->set_threads(std::max(1, n));

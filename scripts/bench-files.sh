@@ -17,7 +17,11 @@
 # --bench-codecs): the target is an end-to-end rate of at least 75% of
 # cores x one core's decode+encode rate, and it is compared with
 # scripts/h5py_loop.py (same filters in and out) where h5py can read the
-# input (zstd needs hdf5plugin's zstd filter).
+# input (zstd needs hdf5plugin's zstd filter). Where the time goes comes
+# from the best run's report: its wall time (open to commit) and the
+# seconds outside it (process start, CUDA start, exit), each stage's busy
+# seconds, and the notes' store thread, chunk lookup and pool wait figures;
+# the same case with the CPU engine runs once beside it (no CUDA start).
 #
 # Environment: GT_FILES_MIB (matrix size, default 8192), GT_FILES_CODEC_MIB
 # (compressed cases, default 1024), GT_FILES_CHUNK_MIB (h5chunk, default
@@ -179,6 +183,31 @@ shape_of() {
 flip() { echo "${1#*x}x${1%x*}"; }
 json_num() { sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" <<<"$1" | head -1; }
 
+# Where a run's time went, from its report (REPORT, its SECONDS end to end;
+# CPU_REPORT and CPU_SECONDS the CPU engine's run): JSON fields to append.
+breakdown() {
+  "$PY" - "$@" <<'PYEOF' 2>>"$LOG" || echo ', "breakdown": null'
+import json, re, sys
+def one(path, secs):
+    try:
+        r = json.load(open(path))
+    except (OSError, ValueError):
+        return None
+    notes = " | ".join(r.get("notes", []))
+    num = lambda pat: float(re.search(pat, notes).group(1)) if re.search(pat, notes) else None
+    return {"wall_s": round(r["wall_s"], 3),
+            "outside_wall_s": round(float(secs) - r["wall_s"], 3) if secs not in ("nan", "") else None,
+            "stages_s": {s["name"]: round(s["busy_s"], 3) for s in r["stages"]},
+            "store_s": num(r"([0-9.]+) s in H5Dwrite_chunk"),
+            "store_slot_wait_s": num(r"([0-9.]+) s of codec threads waiting for a store slot"),
+            "find_chunks_s": num(r"([0-9.]+) s finding chunks"),
+            "read_wait_s": num(r"([0-9.]+) s waiting for decoded tiles"),
+            "write_wait_s": num(r"([0-9.]+) s waiting for threads to take the chunks")}
+print(', "breakdown": ' + json.dumps(one(sys.argv[1], sys.argv[2])) +
+      ', "cpu_engine_breakdown": ' + json.dumps(one(sys.argv[3], sys.argv[4])))
+PYEOF
+}
+
 # A compressed HDF5 case: NAME FILTERS.
 codec_case() {
   local name=$1 filters=$2 shape tshape mib=$CODEC_MIB
@@ -197,6 +226,10 @@ codec_case() {
   alternate "$name-$ENGINE" "$W/$name.h5" "$W/out.h5" --engine "$ENGINE" --force
   ok=$("$GEN" --verify "$W/out.h5" --transposed --values smooth --seed 6 -q >>"$LOG" 2>&1 && echo true || echo false)
   rm -f "$W/out.h5"
+  local cpu_s cpu_ok=false
+  cpu_s=$(gt_run "$name-cpu-engine" "$W/$name.h5" "$W/out.h5" --engine cpu --force)
+  "$GEN" --verify "$W/out.h5" --transposed --values smooth --seed 6 -q >>"$LOG" 2>&1 && cpu_ok=true
+  rm -f "$W/out.h5"
   if loop_s=$("$PY" "$HERE/h5py_loop.py" "$W/$name.h5" "$W/loop.h5" 2>>"$LOG"); then
     loop_ok=$("$GEN" --verify "$W/loop.h5" --transposed --values smooth --seed 6 -q >>"$LOG" 2>&1 && echo true || echo false)
   else
@@ -204,12 +237,14 @@ codec_case() {
     echo "h5py loop cannot run $name (its filter is not available to h5py here)" >>"$LOG"
   fi
   rm -f "$W/loop.h5"
-  local best mbps target speedup
+  local best mbps target speedup where i k=1
   best=$(minof "${ours[@]}")
+  for i in "${!ours[@]}"; do [ "${ours[$i]}" = "$best" ] && k=$((i + 1)); done
+  where=$(breakdown "$OUT/files-$name-$ENGINE-$k.json" "$best" "$OUT/files-$name-cpu-engine.json" "$cpu_s")
   mbps=$(awk "BEGIN{ if (\"$best\" != \"nan\") printf \"%.1f\", $mib * 1.048576 / $best; else print \"null\" }")
   target=$(awk "BEGIN{ printf \"%.1f\", 0.75 * $CORES * ${one:-0} }")
   speedup=$(awk "BEGIN{ if (\"$loop_s\" != \"null\" && \"$best\" != \"nan\") printf \"%.2f\", $loop_s / $best; else print \"null\" }")
-  emit "$name-$ENGINE" "$best" "$(minof "${cps[@]}")" ", \"mib_case\": $mib, \"verified\": $ok, \"runs\": [${ours[*]}], \"mbps\": $mbps, \"cores\": $CORES, \"codec_one_core_mbps\": ${one:-null}, \"codec_all_cores_mbps\": ${all:-null}, \"target_mbps\": $target, \"h5py_loop_seconds\": $loop_s, \"h5py_loop_verified\": $loop_ok, \"speedup_vs_h5py_loop\": $speedup"
+  emit "$name-$ENGINE" "$best" "$(minof "${cps[@]}")" ", \"mib_case\": $mib, \"verified\": $ok, \"runs\": [${ours[*]}], \"mbps\": $mbps, \"cores\": $CORES, \"codec_one_core_mbps\": ${one:-null}, \"codec_all_cores_mbps\": ${all:-null}, \"target_mbps\": $target, \"h5py_loop_seconds\": $loop_s, \"h5py_loop_verified\": $loop_ok, \"speedup_vs_h5py_loop\": $speedup, \"cpu_engine_seconds\": ${cpu_s/nan/null}, \"cpu_engine_verified\": $cpu_ok$where"
   rm -f "$W/$name.h5"
 }
 

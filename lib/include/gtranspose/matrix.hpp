@@ -62,6 +62,9 @@ struct HostView {
 struct CodecDemand {
   int threads = 0;                     // wanted (0: the format runs no codecs)
   std::uint64_t bytes_per_thread = 0;  // each one's buffers
+  // A source's: what each thread would hold writing the same chunks (an
+  // HDF5 output's store slot more), as a dry run predicts the output.
+  std::uint64_t writing_bytes_per_thread = 0;
 };
 
 // What a format did beyond moving bytes, for the run's report: stages of

@@ -300,6 +300,21 @@ struct RankShare {
 // thread at least kTeamBandBytes x 16), at least 1.
 [[nodiscard]] int plan_prefault_threads(std::uint64_t bytes, int cores);
 
+// A compressed HDF5 output's store thread starts write-back of the file
+// (sync_file_range, a hint) after every kChunkWritebackBytes it stores, so
+// the disk writes while the run goes on and the closing fsync waits for the
+// tail only (the run's chunk offsets are HDF5's: the hint covers the file).
+constexpr std::uint64_t kChunkWritebackBytes = std::uint64_t(64) << 20;
+// Whether a compressed HDF5 source reads its whole chunk index once, at its
+// first read (one HDF5 lookup per chunk, before any output chunk is stored),
+// and then finds every chunk in that table without HDF5's lock: `chunks`
+// entries of `entry_bytes`. Yes while the table takes at most
+// kChunkTableBytes (4 MiB: 170,000 chunks, 170 GiB of 1 MiB chunks), which,
+// like HDF5's own metadata cache (whose chunk index it copies), stays out of
+// {host_mem}; a larger index is looked up tile by tile, as before.
+constexpr std::uint64_t kChunkTableBytes = std::uint64_t(4) << 20;
+[[nodiscard]] bool plan_chunk_table(std::uint64_t chunks, std::uint64_t entry_bytes);
+
 // Plans a run. Throws gt::Error(usage) when the budgets cannot hold it (a
 // budget smaller than the formats' reserve, a resumed run's fixed tiles that
 // do not fit, a kernel that cannot move the tiles, tiles below the floor),

@@ -74,6 +74,7 @@ PlannedOutput plan_output(const std::string& spec, const Source& src, const Sink
         concurrent = false;
         reserved = src.reserved_bytes();
         codec = src.codec_demand();
+        codec.bytes_per_thread = codec.writing_bytes_per_thread;
         p.mirrors_input_layout = true;
         p.notes.push_back("the chunked HDF5 output's codec threads and caches are predicted as the input's "
                           "(same chunks and filters)");

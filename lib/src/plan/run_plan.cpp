@@ -466,6 +466,14 @@ int plan_prefault_threads(std::uint64_t bytes, int cores) {
   return int(std::clamp<std::uint64_t>(bytes / per_thread, 1, std::uint64_t(std::max(1, cores))));
 }
 
+// Looked up tile by tile, a source's chunks cost two HDF5 calls each under
+// the library's lock, the lock the output's stores hold: on the 16-core
+// machine the reader queued behind them. One pass before the first store
+// costs the same calls once, uncontended.
+bool plan_chunk_table(std::uint64_t chunks, std::uint64_t entry_bytes) {
+  return chunks > 0 && entry_bytes > 0 && chunks <= kChunkTableBytes / entry_bytes;
+}
+
 RunPlan plan_run(const PlanRequest& req, const EngineCaps& caps) {
   check_applicable(req, caps);
   return finished(caps.kind == EngineKind::cpu ? plan_cpu(req, caps, budgets_of(req, caps)) : plan_cuda(req, caps, 0, 0));

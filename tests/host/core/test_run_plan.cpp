@@ -179,6 +179,18 @@ TEST(RunPlan, ChunkedInputNeedsATileOfAChunkEachWayAndOneCodecThreadASide) {
   EXPECT_EQ(p.codec_bytes, 0u);
 }
 
+// A compressed source's chunk index is read once while the table of it
+// takes at most kChunkTableBytes; past that (or empty) tile by tile.
+TEST(RunPlan, ChunkTableUpToItsCap) {
+  EXPECT_TRUE(plan_chunk_table(1, 24));
+  EXPECT_TRUE(plan_chunk_table(1024, 24));
+  EXPECT_TRUE(plan_chunk_table(kChunkTableBytes / 24, 24));
+  EXPECT_FALSE(plan_chunk_table(kChunkTableBytes / 24 + 1, 24));
+  EXPECT_FALSE(plan_chunk_table(std::uint64_t(1) << 40, 24));  // no overflow on a vast index
+  EXPECT_FALSE(plan_chunk_table(0, 24));
+  EXPECT_FALSE(plan_chunk_table(5, 0));
+}
+
 TEST(RunPlan, CpuInPlaceScratchAndResume) {
   // 1000 = 7 tiles of 144 + 1 edge: edge pairs are not square, so a scratch tile.
   RunPlan p = plan_run(request(RunMode::in_place, {1000, 1000}, 4, 5 * 144 * 144 * 4 + 100), cpu_caps());

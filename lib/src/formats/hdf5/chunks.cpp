@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "formats/plain_io.hpp"
+#include "gtranspose/plan.hpp"
 #include "gtranspose/sizes.hpp"
 
 namespace gt::fmt::h5 {
@@ -117,7 +118,9 @@ void rows_io(bool write, int fd, std::uint64_t off, unsigned char* mem, std::uin
 
 ChunkIo::ChunkIo(Setup s) : s_(std::move(s)), threads_(s_.threads) {
   chunk_bytes_ = s_.chunk.rows * s_.chunk.cols * s_.elem_size;
-  total_chunks_ = ((s_.shape.rows + s_.chunk.rows - 1) / s_.chunk.rows) * ((s_.shape.cols + s_.chunk.cols - 1) / s_.chunk.cols);
+  chunk_cols_ = (s_.shape.cols + s_.chunk.cols - 1) / s_.chunk.cols;
+  total_chunks_ = ((s_.shape.rows + s_.chunk.rows - 1) / s_.chunk.rows) * chunk_cols_;
+  s_.table = s_.table && plan_chunk_table(total_chunks_, sizeof(Entry));
 }
 
 ChunkIo::~ChunkIo() {
@@ -127,12 +130,14 @@ ChunkIo::~ChunkIo() {
     reap(true);
   } catch (...) {
   }
+  store_.reset();  // its thread joined while the counters it adds to live
 }
 
 void ChunkIo::set_threads(int n) {
   if (n == threads_) return;
   reap(true);
   pool_.reset();
+  store_.reset();
   bufs_.clear();
   threads_ = std::max(0, n);
 }
@@ -151,13 +156,16 @@ void ChunkIo::reap(bool all) {
     }
   }
   if (first) std::rethrow_exception(first);
+  // Every encode finished: what they queued is stored next.
+  if (all && store_) store_->flush();
 }
 
 void ChunkIo::drain() { reap(true); }
 
-std::uint64_t ChunkIo::bytes_per_thread() const {
+std::uint64_t ChunkIo::bytes_per_thread(bool writing) const {
   const std::size_t c = std::size_t(chunk_bytes_);
-  return filtered() ? 2 * std::uint64_t(s_.pipeline.buffer_bytes(c)) + s_.pipeline.state_bytes(c) : 0;
+  const int buffers = writing ? 3 : 2;
+  return filtered() ? buffers * std::uint64_t(s_.pipeline.buffer_bytes(c)) + s_.pipeline.state_bytes(c) : 0;
 }
 
 codecs::WorkBuffers& ChunkIo::buffers(int worker) {
@@ -173,6 +181,10 @@ void ChunkIo::prepare_buffers() {
   const std::size_t n = std::size_t(std::max(1, threads_));
   if (filtered() && bufs_.size() < n) bufs_.resize(n);
   if (threads_ > 0 && !pool_) pool_ = codecs::WorkerPool::shared(threads_);
+  if (threads_ > 0 && filtered() && s_.store_thread && !store_)
+    store_ = std::make_unique<ChunkStore>(
+        s_.dset, s_.chunk, s_.fd, threads_, s_.pipeline.buffer_bytes(std::size_t(chunk_bytes_)),
+        [this](std::uint64_t i, std::uint64_t j) { return chunk_text({i, j}); }, n_);
 }
 
 void ChunkIo::run(std::size_t jobs, const codecs::WorkerPool::Job& job) {
@@ -193,34 +205,63 @@ std::string ChunkIo::chunk_text(const Ref& c) const {
          std::to_string(std::min(k + s_.chunk.cols, s_.shape.cols) - 1) + ") of " + s_.what;
 }
 
-std::vector<ChunkIo::Ref> ChunkIo::locate(std::uint64_t r0, std::uint64_t c0, std::uint64_t h,
-                                          std::uint64_t w) const {
-  const std::uint64_t rb = s_.chunk.rows, cb = s_.chunk.cols;
-  std::vector<Ref> refs;
+ChunkIo::Ref ChunkIo::lookup(std::uint64_t i, std::uint64_t j) const {
+  Ref c;
+  c.i = i;
+  c.j = j;
+  hsize_t off[2] = {i * s_.chunk.rows, j * s_.chunk.cols}, size = 0;
+  haddr_t addr = HADDR_UNDEF;
+  if (H5Dget_chunk_info_by_coord(s_.dset, off, &c.mask, &addr, &size) < 0)
+    fail(ErrorKind::io, "cannot locate " + chunk_text(c));
+  c.present = addr != HADDR_UNDEF;
+  // H5Dread finds a chunk by a search of the index, this by a walk of
+  // it: on a damaged index they can disagree, and the data read must
+  // be what HDF5 itself reads, or an error.
+  hsize_t stored = 0;
+  const bool found = H5Dget_chunk_storage_size(s_.dset, off, &stored) >= 0 && stored > 0;
+  H5Eclear2(H5E_DEFAULT);
+  if (found != c.present || (found && stored != size))
+    throw Error(ErrorKind::input, chunk_text(c) + ": the file's chunk index contradicts itself: the file is damaged");
+  c.addr = c.present ? s_.base + addr : 0;
+  c.size = size;
+  return c;
+}
+
+void ChunkIo::build_table() {
+  std::vector<Entry> t(static_cast<std::size_t>(total_chunks_));
   auto lk = serial();
   quiet();
-  for (std::uint64_t i = r0 / rb; i <= (r0 + h - 1) / rb; ++i)
-    for (std::uint64_t j = c0 / cb; j <= (c0 + w - 1) / cb; ++j) {
-      Ref c;
-      c.i = i;
-      c.j = j;
-      hsize_t off[2] = {i * rb, j * cb}, size = 0;
-      haddr_t addr = HADDR_UNDEF;
-      if (H5Dget_chunk_info_by_coord(s_.dset, off, &c.mask, &addr, &size) < 0)
-        fail(ErrorKind::io, "cannot locate " + chunk_text(c));
-      c.present = addr != HADDR_UNDEF;
-      // H5Dread finds a chunk by a search of the index, this by a walk of
-      // it: on a damaged index they can disagree, and the data read must
-      // be what HDF5 itself reads, or an error.
-      hsize_t stored = 0;
-      const bool found = H5Dget_chunk_storage_size(s_.dset, off, &stored) >= 0 && stored > 0;
-      H5Eclear2(H5E_DEFAULT);
-      if (found != c.present || (found && stored != size))
-        throw Error(ErrorKind::input, chunk_text(c) + ": the file's chunk index contradicts itself: the file is damaged");
-      c.addr = c.present ? s_.base + addr : 0;
-      c.size = size;
-      refs.push_back(c);
+  for (std::uint64_t k = 0; k < total_chunks_; ++k) {
+    const Ref c = lookup(k / chunk_cols_, k % chunk_cols_);
+    t[std::size_t(k)] = {c.addr, c.size, c.mask, c.present};
+  }
+  table_ = std::move(t);
+  n_.table_chunks = total_chunks_;
+}
+
+std::vector<ChunkIo::Ref> ChunkIo::locate(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w) {
+  const std::uint64_t rb = s_.chunk.rows, cb = s_.chunk.cols;
+  const auto t0 = Clock::now();
+  // A source reads from one thread (its reader): the table needs no lock.
+  if (s_.table && table_.empty()) build_table();
+  std::vector<Ref> refs;
+  {
+    std::unique_lock<std::mutex> lk;
+    if (table_.empty()) {
+      lk = serial();
+      quiet();
     }
+    for (std::uint64_t i = r0 / rb; i <= (r0 + h - 1) / rb; ++i)
+      for (std::uint64_t j = c0 / cb; j <= (c0 + w - 1) / cb; ++j) {
+        if (table_.empty()) {
+          refs.push_back(lookup(i, j));
+          continue;
+        }
+        const Entry& e = table_[std::size_t(i * chunk_cols_ + j)];
+        refs.push_back({i, j, e.addr, e.size, e.mask, e.present});
+      }
+  }
+  n_.locate_ns += ns_since(t0);
   return refs;
 }
 
@@ -356,18 +397,23 @@ void ChunkIo::store_encoded(std::uint64_t i, std::uint64_t j, const void* data, 
     return write(r0, c0, std::min(s_.chunk.rows, s_.shape.rows - r0), std::min(s_.chunk.cols, s_.shape.cols - c0), data,
                  s_.chunk.cols);
   }
-  const auto t_io = Clock::now();
-  {
-    auto lk = serial();
-    quiet();
-    hsize_t off[2] = {r0, c0};
-    if (H5Dwrite_chunk(s_.dset, H5P_DEFAULT, mask, off, n, data) < 0)
-      fail(ErrorKind::io, "cannot write " + chunk_text({i, j}));
-  }
-  n_.io_ns += ns_since(t_io);
+  // From any thread, beside the store thread: both take serial() (HDF5's
+  // own lock in a thread-safe build) around H5Dwrite_chunk.
+  store_now(i, j, data, n, mask);
   n_.raw += chunk_bytes_;
   n_.stored += n;
   ++n_.chunks;
+}
+
+void ChunkIo::store_now(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask) {
+  const auto t0 = Clock::now();
+  auto lk = serial();
+  n_.lock_ns += ns_since(t0);
+  const auto t1 = Clock::now();
+  quiet();
+  hsize_t off[2] = {i * s_.chunk.rows, j * s_.chunk.cols};
+  if (H5Dwrite_chunk(s_.dset, H5P_DEFAULT, mask, off, n, data) < 0) fail(ErrorKind::io, "cannot write " + chunk_text({i, j}));
+  n_.io_ns += ns_since(t1);
 }
 
 void ChunkIo::write_chunk(const Ref& c, const Span& s, const unsigned char* src, std::uint64_t r0,
@@ -392,32 +438,31 @@ void ChunkIo::write_chunk(const Ref& c, const Span& s, const unsigned char* src,
   } catch (const codecs::CodecError& err) {
     throw Error(ErrorKind::io, "cannot encode " + chunk_text(c) + ": " + err.what());
   }
-  const auto t_io = Clock::now();
-  {
-    auto lk = serial();
-    n_.lock_ns += ns_since(t_io);
-    quiet();
-    hsize_t off[2] = {c.i * s_.chunk.rows, c.j * cb};
-    if (H5Dwrite_chunk(s_.dset, H5P_DEFAULT, e.mask, off, e.size, e.data) < 0)
-      fail(ErrorKind::io, "cannot write " + chunk_text(c));
-  }
-  n_.io_ns += ns_since(t_io);
+  if (store_) store_->put(c.i, c.j, e, wb);
+  else store_now(c.i, c.j, e.data, e.size, e.mask);
   n_.raw += chunk_bytes_;
   n_.stored += e.size;
   ++n_.chunks;
 }
 
 std::string ChunkIo::note(const char* verb) const {
-  char io[160];
+  char io[256];
   const bool enc = std::string(verb) == "encoded";
-  if (enc && filtered())
-    std::snprintf(io, sizeof io, "%.2f s in H5Dwrite_chunk (%.2f s of it waiting for HDF5's lock), %.2f s waiting for threads to take the chunks",
-                  double(n_.io_ns) / 1e9, double(n_.lock_ns) / 1e9, double(n_.wait_ns) / 1e9);
+  const auto sec = [](const std::atomic<std::uint64_t>& ns) { return double(ns) / 1e9; };
+  if (enc && filtered() && store_)
+    std::snprintf(io, sizeof io,
+                  "%.2f s in H5Dwrite_chunk on the store thread, %.2f s of codec threads waiting for a store slot, "
+                  "%.2f s waiting for threads to take the chunks",
+                  sec(n_.io_ns), sec(n_.store_wait_ns), sec(n_.wait_ns));
+  else if (enc && filtered())
+    std::snprintf(io, sizeof io, "%.2f s in H5Dwrite_chunk (%.2f s of it waiting for the lock), %.2f s waiting for threads to take the chunks",
+                  sec(n_.io_ns), sec(n_.lock_ns), sec(n_.wait_ns));
   else if (filtered())
-    std::snprintf(io, sizeof io, "%.2f s of file I/O, %.2f s waiting for decoded tiles", double(n_.io_ns) / 1e9,
-                  double(n_.wait_ns) / 1e9);
+    std::snprintf(io, sizeof io, "%.2f s of file I/O, %.2f s finding chunks (%s), %.2f s waiting for decoded tiles",
+                  sec(n_.io_ns), sec(n_.locate_ns),
+                  n_.table_chunks ? "the index read once" : "looked up tile by tile", sec(n_.wait_ns));
   else
-    std::snprintf(io, sizeof io, "%.2f s of file I/O", double(n_.io_ns) / 1e9);
+    std::snprintf(io, sizeof io, "%.2f s of file I/O", sec(n_.io_ns));
   if (!filtered())
     return std::string("direct chunks, uncompressed: pread/pwrite at their offsets") +
            (threads_ ? " on " + std::to_string(threads_) + " threads" : "") + ", " + io;

@@ -2,8 +2,10 @@
 // offsets HDF5 reports (H5Dget_chunk_info_by_coord), or by H5Dwrite_chunk,
 // and decoded or encoded by our codecs on a pool of threads, outside
 // HDF5's global lock. HDF5 is asked only where each chunk is (one short
-// call per chunk, under the lock); the bytes never pass through its filter
-// pipeline or its chunk cache.
+// call per chunk, under the lock: a source asks for all of them once, at
+// its first read, where plan_chunk_table allows) and, for a compressed
+// output, to store each chunk (one store thread: chunk_store.hpp); the
+// bytes never pass through its filter pipeline or its chunk cache.
 //
 // Used only for a dataset whose every filter is one of our codecs and whose
 // data lies in the file that was opened (stored_in); anything else goes
@@ -20,6 +22,7 @@
 
 #include "formats/codecs/pipeline.hpp"
 #include "formats/codecs/pool.hpp"
+#include "formats/hdf5/chunk_store.hpp"
 #include "formats/hdf5/hdf5_internal.hpp"
 #include "gtranspose/report.hpp"
 
@@ -45,7 +48,10 @@ struct ChunkCounters {
   std::atomic<std::uint64_t> codec_cpu_ns{0};  // CPU time of the threads inside codecs (CLOCK_THREAD_CPUTIME_ID)
   std::atomic<std::uint64_t> codec_ns{0};      // wall time inside codecs, summed over threads
   std::atomic<std::uint64_t> io_ns{0};         // wall time in pread/pwrite and H5Dwrite_chunk (its lock included)
-  std::atomic<std::uint64_t> lock_ns{0};       // of io_ns, waiting for HDF5's lock before H5Dwrite_chunk
+  std::atomic<std::uint64_t> lock_ns{0};       // waiting for the dataset's store lock before H5Dwrite_chunk
+  std::atomic<std::uint64_t> store_wait_ns{0}; // codec threads waiting for a free store slot (the store is the limit)
+  std::atomic<std::uint64_t> locate_ns{0};     // the reader's HDF5 chunk lookups (its lock included)
+  std::atomic<std::uint64_t> table_chunks{0};  // chunks of the index read once (0: looked up tile by tile)
   std::atomic<std::uint64_t> wait_ns{0};       // the caller's wait for its chunks (read: decoded; write: taken)
   std::atomic<std::uint64_t> raw{0};       // decoded bytes (whole chunks)
   std::atomic<std::uint64_t> stored{0};    // bytes as stored in the file
@@ -63,6 +69,8 @@ class ChunkIo {
     codecs::Pipeline pipeline;
     std::vector<unsigned char> fill;  // one element's fill value (unallocated chunks)
     int threads = 0;           // codec threads; 0: run on the caller's thread
+    bool table = false;        // a source: its chunk index read once (plan_chunk_table decides)
+    bool store_thread = false; // an output: compressed chunks stored by one thread (ChunkStore)
     std::string what;          // "dataset /x in f.h5", for messages
   };
   explicit ChunkIo(Setup s);
@@ -93,8 +101,10 @@ class ChunkIo {
   // source and a sink given the same count share them; 0: the caller's.
   void set_threads(int n);
   // Host memory one codec thread holds: two work buffers and the codecs'
-  // state (none unfiltered).
-  std::uint64_t bytes_per_thread() const;
+  // state (none unfiltered), and an output's store slot.
+  // `writing`: as an output of these chunks would (a store slot more).
+  std::uint64_t bytes_per_thread(bool writing) const;
+  std::uint64_t bytes_per_thread() const { return bytes_per_thread(s_.store_thread); }
   bool filtered() const { return !s_.pipeline.empty(); }
   std::uint64_t chunk_bytes() const { return chunk_bytes_; }
   // "direct chunks, shuffle+deflate(4) on 16 threads: 1.00 GiB from 412 MiB stored (2.49:1), 30.2 s of codec time"
@@ -112,7 +122,15 @@ class ChunkIo {
   struct Span {  // the part of a chunk a rectangle covers, in matrix coordinates
     std::uint64_t r0, r1, c0, c1;
   };
-  std::vector<Ref> locate(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w) const;
+  struct Entry {  // a chunk of the table: what lookup() found
+    std::uint64_t addr = 0, size = 0;
+    unsigned mask = 0;
+    bool present = false;
+  };
+  std::vector<Ref> locate(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w);
+  // Where chunk (i, j) is, asked of HDF5 (the caller holds serial()).
+  Ref lookup(std::uint64_t i, std::uint64_t j) const;
+  void build_table();
   Span span_of(const Ref& c, std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w) const;
   void run(std::size_t jobs, const codecs::WorkerPool::Job& job);
   void prepare_buffers();
@@ -125,6 +143,8 @@ class ChunkIo {
   // An unfiltered chunk's part straight between the file and memory (its
   // first row at `first`, rows `stride` bytes apart).
   void unfiltered(bool write, const Ref& c, const Span& s, unsigned char* first, std::uint64_t stride);
+  // H5Dwrite_chunk on the calling thread (no store thread).
+  void store_now(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask);
   void write_chunk(const Ref& c, const Span& s, const unsigned char* src, std::uint64_t r0, std::uint64_t c0,
                    std::uint64_t ld, int worker);
 
@@ -136,7 +156,9 @@ class ChunkIo {
   std::deque<std::shared_ptr<codecs::WorkerPool::Group>> pending_;  // writes still encoding
   std::uint64_t total_chunks_ = 0, submitted_ = 0;                   // filtered chunks written so far
   std::vector<codecs::WorkBuffers> bufs_;  // one per worker (or one for the caller)
-  std::vector<unsigned char> zeros_;       // one chunk row of zeros: an edge chunk's padding
+  std::vector<Entry> table_;               // every chunk, row by row of chunks (Setup::table)
+  std::uint64_t chunk_cols_ = 0;           // chunks across
+  std::unique_ptr<ChunkStore> store_;      // filtered writes on codec threads (Setup::store_thread)
   ChunkCounters n_;
 };
 

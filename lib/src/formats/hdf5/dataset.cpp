@@ -184,6 +184,7 @@ struct Dataset {
     // In place the engine's own threads call in at once; a source decodes
     // on codec threads of its own (the run plan sets how many).
     s.threads = writable ? 0 : int(std::max(1u, std::thread::hardware_concurrency()));
+    s.table = !writable;  // the index read once, where plan_chunk_table allows
     s.what = what();
     chunks = std::make_unique<ChunkIo>(std::move(s));
     return "";
@@ -273,7 +274,7 @@ class Hdf5Source final : public Source {
   std::uint64_t reserved_bytes() const override { return d_.reserved; }
   CodecDemand codec_demand() const override {
     if (!d_.chunks) return {};
-    return {d_.chunks->threads(), d_.chunks->bytes_per_thread()};
+    return {d_.chunks->threads(), d_.chunks->bytes_per_thread(), d_.chunks->bytes_per_thread(true)};
   }
   void set_codec_threads(int n) override {
     if (d_.chunks) d_.chunks->set_threads(std::max(1, n));

@@ -8,6 +8,7 @@
 //   find.cpp     finding and opening the dataset, listing candidates
 //   dataset.cpp  the open dataset shared by Hdf5Source and Hdf5Inplace
 //   chunks.cpp   direct chunk I/O: pread/pwrite, H5Dwrite_chunk, our codecs
+//   chunk_store.cpp  the store thread of a compressed output (H5Dwrite_chunk, write-back)
 //   filters.cpp  our codecs registered with HDF5 where it has no plugin
 //   sink.cpp     the output: layout, a new file or one added to, Hdf5Sink
 //   metadata.cpp what follows the axes: attributes, dimension scales, netCDF-4

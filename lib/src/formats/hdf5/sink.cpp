@@ -326,6 +326,7 @@ class Hdf5Sink final : public Sink {
     cs.elem_size = info_.elem_size;
     cs.pipeline = std::move(*pipeline);
     cs.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    cs.store_thread = true;  // codec threads hand their chunks to one thread that stores them
     cs.what = what();
     chunks_ = std::make_unique<ChunkIo>(std::move(cs));
   }

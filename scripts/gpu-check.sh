@@ -110,31 +110,27 @@ fi
 
 if has_step sanitize; then
   SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+  # Both tools over one gtest filter: sanitize_both FILTER LOG_PREFIX LABEL_SUFFIX
+  sanitize_both() {
+    local tool t0 rc summary_line
+    for tool in memcheck racecheck; do
+      t0=$(date +%s)
+      "$SAN" --tool "$tool" --error-exitcode 99 "$TESTS" --gtest_filter="$1" >"$OUT/$2-$tool.log" 2>&1
+      rc=$?
+      summary_line=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$2-$tool.log" | tail -1)
+      if [ $rc -eq 0 ]; then record "$tool$3" ok "${summary_line:-clean} ($(secs "$t0") s)"
+      else record "$tool$3" FAIL "rc $rc: ${summary_line:-see $2-$tool.log}"; fi
+    done
+  }
   if [ -z "$SAN" ]; then
     record sanitize skipped "compute-sanitizer not found"
   elif [ ! -x "$TESTS" ]; then
     record sanitize skipped "no $TESTS"
   else
-    for tool in memcheck racecheck; do
-      t0=$(date +%s)
-      "$SAN" --tool "$tool" --error-exitcode 99 "$TESTS" --gtest_filter='Sanitize.*' >"$OUT/sanitize-$tool.log" 2>&1
-      rc=$?
-      summary_line=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tail -1)
-      if [ $rc -eq 0 ]; then record "$tool" ok "${summary_line:-clean} ($(secs "$t0") s)"
-      else record "$tool" FAIL "rc $rc: ${summary_line:-see sanitize-$tool.log}"; fi
-    done
-  fi
-  # GT_SANITIZE_EXTRA: one more gtest filter under both tools (a path that
-  # only tuning variants take yet, e.g. 'Rows/MisalignedOut.*e4_5003x4099*').
-  if [ -n "$SAN" ] && [ -x "$TESTS" ] && [ -n "${GT_SANITIZE_EXTRA:-}" ]; then
-    for tool in memcheck racecheck; do
-      t0=$(date +%s)
-      "$SAN" --tool "$tool" --error-exitcode 99 "$TESTS" --gtest_filter="$GT_SANITIZE_EXTRA" >"$OUT/sanitize-extra-$tool.log" 2>&1
-      rc=$?
-      summary_line=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-extra-$tool.log" | tail -1)
-      if [ $rc -eq 0 ]; then record "$tool+" ok "${summary_line:-clean} ($(secs "$t0") s, $GT_SANITIZE_EXTRA)"
-      else record "$tool+" FAIL "rc $rc: ${summary_line:-see sanitize-extra-$tool.log}"; fi
-    done
+    sanitize_both 'Sanitize.*' sanitize ""
+    # GT_SANITIZE_EXTRA: one more gtest filter under both tools (a path that
+    # only tuning variants take yet, e.g. 'Rows/MisalignedOut.*e4_5003x4099*').
+    [ -n "${GT_SANITIZE_EXTRA:-}" ] && sanitize_both "$GT_SANITIZE_EXTRA" sanitize-extra "+"
   fi
   # The streaming engine under memcheck: small streamed runs (many tiles,
   # every lane, staged and direct DMA, in place).

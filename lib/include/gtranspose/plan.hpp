@@ -10,7 +10,7 @@
 // Budgets and what they cover:
 //   host_budget   {host_mem}, else a quarter of RAM (64 MiB..16 GiB). It
 //                 covers what the formats hold by themselves (HDF5 chunk
-//                 caches: `reserved`), their codec threads' buffers
+//                 caches and a source's chunk index: `reserved`), their codec threads' buffers
 //                 (`codec_bytes`: decoding and encoding HDF5 chunks), and
 //                 every tile or staging buffer the engine allocates
 //                 (`host_bytes`). Not counted: the program, its libraries

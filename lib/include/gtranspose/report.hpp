@@ -99,7 +99,7 @@ struct RunReport {
   // no budget covers: it is reported beside the budget, not against it.
   std::uint64_t host_mem_budget = 0;
   std::uint64_t host_buffers = 0;    // tile and staging buffers the engine allocated
-  std::uint64_t host_reserved = 0;   // what the formats hold (HDF5 chunk caches)
+  std::uint64_t host_reserved = 0;   // what the formats hold (HDF5 chunk caches, a source's chunk index)
   std::uint64_t host_mem_peak = 0;   // the process's peak resident set (VmHWM)
   std::uint64_t host_rss_start = 0;  // its resident set when the engine began the run
   std::uint64_t device_mem_budget = 0, device_mem_peak = 0;

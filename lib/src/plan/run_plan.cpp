@@ -251,7 +251,8 @@ RunPlan base_plan(const PlanRequest& req, const EngineCaps& caps, const Budgets&
   p.codec_bytes = b.codec;
   p.device_budget = b.device;
   p.notes = caps.notes;
-  if (req.reserved) p.notes.push_back("HDF5 chunk cache: " + format_bytes(req.reserved) + " of the host budget");
+  if (req.reserved)
+    p.notes.push_back("HDF5 chunk cache and chunk index: " + format_bytes(req.reserved) + " of the host budget");
   if (b.codec_in && b.codec_in == b.codec_out && req.codec_in.bytes_per_thread && req.codec_out.bytes_per_thread)
     p.notes.push_back("HDF5 chunk threads: one pool of " + std::to_string(b.codec_in) +
                       " decoding and encoding, " + format_bytes(b.codec) + " of codec buffers");

@@ -113,7 +113,7 @@ TEST(RunPlan, ReservedBytesComeOutOfTheHostBudget) {
   EXPECT_EQ(p.host_budget, 8 * MiB);
   EXPECT_EQ(p.reserved, 2 * MiB);
   EXPECT_EQ(p.tile_bytes, 6 * MiB / 4);
-  EXPECT_TRUE(has_note(p, "HDF5 chunk cache: 2.00 MiB"));
+  EXPECT_TRUE(has_note(p, "HDF5 chunk cache and chunk index: 2.00 MiB"));
   expect_within_budgets(p, "reserved");
   // More than half the budget reserved: refused, naming the budget it needs.
   r.reserved = 5 * MiB;

@@ -97,6 +97,9 @@ class ChunkIo {
   void drain();
 
   int threads() const { return threads_; }
+  // The bytes of the chunk index a source reads once (0 when it looks
+  // chunks up tile by tile): counted in its reserve, inside {host_mem}.
+  std::uint64_t table_bytes() const { return s_.table ? total_chunks_ * sizeof(Entry) : 0; }
   // Codec threads: the process's pool of n (WorkerPool::shared), so a
   // source and a sink given the same count share them; 0: the caller's.
   void set_threads(int n);

@@ -65,7 +65,7 @@ struct Dataset {
   std::string missing;  // a filter of its pipeline HDF5 lacks (missing_filter), or ""
   MatrixInfo info;
   Shape chunk{0, 0};
-  std::uint64_t reserved = 0;  // the library path's chunk cache (+ one compressed chunk)
+  std::uint64_t reserved = 0;  // the library path's chunk cache (+ one compressed chunk), or the direct path's chunk index
   bool filtered = false;       // compressed or otherwise filtered chunks
   std::string elsewhere;       // why the data is not plainly in this file ("" when it is)
   std::string path_note;       // which path reads it, and why, for the report
@@ -187,6 +187,7 @@ struct Dataset {
     s.table = !writable;  // the index read once, where plan_chunk_table allows
     s.what = what();
     chunks = std::make_unique<ChunkIo>(std::move(s));
+    reserved += chunks->table_bytes();  // held for the whole run, like a chunk cache
     return "";
   }
 

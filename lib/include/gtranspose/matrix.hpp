@@ -89,9 +89,14 @@ class Source {
   // {0,0} when any rectangle is as good as another.
   virtual Shape preferred_block() const { return {0, 0}; }
   // Host memory the source holds by itself while it is read (the HDF5 chunk
-  // cache, and the compressed copy of a chunk being decompressed): the job
+  // cache, and the compressed copy of a chunk being decompressed; on the
+  // direct chunk path, the chunk index read once): the job
   // takes it out of host_mem before the engine divides the rest.
   virtual std::uint64_t reserved_bytes() const { return 0; }
+  // The part of reserved_bytes() that indexes this source's own storage
+  // (an HDF5 source's chunk index): an output that mirrors its layout holds
+  // the rest, not this.
+  virtual std::uint64_t index_bytes() const { return 0; }
   // True when read() may be called from several threads at once (positioned
   // I/O); engines then read tiles in parallel. HDF5 takes a global lock: false.
   virtual bool concurrent_reads() const { return false; }

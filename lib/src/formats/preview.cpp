@@ -72,7 +72,7 @@ PlannedOutput plan_output(const std::string& spec, const Source& src, const Sink
       if (loc.dataset.empty()) loc.dataset = hdf5_in ? src.location().dataset : "/data";
       if (hdf5_in && src.preferred_block().rows) {
         concurrent = false;
-        reserved = src.reserved_bytes();
+        reserved = src.reserved_bytes() - src.index_bytes();  // an output keeps no chunk index
         codec = src.codec_demand();
         codec.bytes_per_thread = codec.writing_bytes_per_thread;
         p.mirrors_input_layout = true;

@@ -273,6 +273,7 @@ class Hdf5Source final : public Source {
   }
   Shape preferred_block() const override { return d_.chunk; }
   std::uint64_t reserved_bytes() const override { return d_.reserved; }
+  std::uint64_t index_bytes() const override { return d_.chunks ? d_.chunks->table_bytes() : 0; }
   CodecDemand codec_demand() const override {
     if (!d_.chunks) return {};
     return {d_.chunks->threads(), d_.chunks->bytes_per_thread(), d_.chunks->bytes_per_thread(true)};

@@ -245,21 +245,19 @@ std::vector<ChunkIo::Ref> ChunkIo::locate(std::uint64_t r0, std::uint64_t c0, st
   // A source reads from one thread (its reader): the table needs no lock.
   if (s_.table && table_.empty()) build_table();
   std::vector<Ref> refs;
-  {
-    std::unique_lock<std::mutex> lk;
-    if (table_.empty()) {
-      lk = serial();
-      quiet();
-    }
+  const auto each = [&](auto&& ref_of) {
     for (std::uint64_t i = r0 / rb; i <= (r0 + h - 1) / rb; ++i)
-      for (std::uint64_t j = c0 / cb; j <= (c0 + w - 1) / cb; ++j) {
-        if (table_.empty()) {
-          refs.push_back(lookup(i, j));
-          continue;
-        }
-        const Entry& e = table_[std::size_t(i * chunk_cols_ + j)];
-        refs.push_back({i, j, e.addr, e.size, e.mask, e.present});
-      }
+      for (std::uint64_t j = c0 / cb; j <= (c0 + w - 1) / cb; ++j) refs.push_back(ref_of(i, j));
+  };
+  if (!table_.empty()) {
+    each([&](std::uint64_t i, std::uint64_t j) {
+      const Entry& e = table_[std::size_t(i * chunk_cols_ + j)];
+      return Ref{i, j, e.addr, e.size, e.mask, e.present};
+    });
+  } else {
+    auto lk = serial();
+    quiet();
+    each([&](std::uint64_t i, std::uint64_t j) { return lookup(i, j); });
   }
   n_.locate_ns += ns_since(t0);
   return refs;

@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
                "FILE.gtjournal it left beside the file");
   app.add_option("--shape", shape, "ROWSxCOLS of a raw input (or of the --bench matrix)");
   app.add_option("--dtype", dtype, "element type of a raw input or of --bench: " + gt::dtype_names());
-  app.add_option("--engine", engine, "auto (cuda where a GPU exists, else cpu), cuda or cpu");
+  app.add_option("--engine", engine, "auto (cuda where a GPU exists, except compressed HDF5 chunks and files in place, which the CPU engine runs faster; else cpu), cuda or cpu");
   app.add_option("--kernel", kernel, kernel_help());
   app.add_flag("--list-kernels", list, "list the CUDA kernels and exit");
   app.add_flag("-f,--force", force, "replace an existing output (OUT, or the --json file)");

@@ -43,7 +43,8 @@ def transpose_file(src, dst=None, *, in_place=False, resume=False, shape=None, d
         finished by the same call with resume=True.
     shape: (rows, cols) or "ROWSxCOLS", for raw files.
     dtype: "f32", "bf16", ... or a NumPy dtype of those sizes, for raw files.
-    engine: "auto" (the GPU where there is one), "cuda" or "cpu".
+    engine: "auto" (the GPU where there is one, except compressed HDF5 chunks and files in place,
+        which the CPU engine runs faster: the report's notes say so), "cuda" or "cpu".
     kernel: a CUDA kernel's name, or "auto".
     host_mem, device_mem: budgets in bytes, or strings such as "8G"
         (binary: 1G = 2**30); peak memory stays within them.

@@ -3,7 +3,10 @@
 // tiles go through the GPU. Skipped with a reason where no GPU exists.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "cli/cli_util.hpp"
+#include "gtranspose/plan.hpp"
 #include "support/gpu.hpp"
 
 using cli::gtgen;
@@ -64,3 +67,48 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{".h5", "f64", "1x1", "padded", false}, Case{".raw", "u8", "1025x1025", "padded", true},
                       Case{".raw", "f32", "700x700", "auto", true}, Case{".npy", "c128", "129x129", "padded", true},
                       Case{".h5", "i16", "611x611", "tiled", true}));
+
+// auto on a machine with a GPU: the GPU, except where the CPU engine runs
+// the job faster (decide_engine, docs/PERF.md run 69): compressed chunks,
+// and a file in place on a machine of kCpuFileInplaceCores threads or more.
+// An option only the CUDA engine takes keeps the GPU.
+TEST(CudaEngineAuto, ChoosesByWhatBoundsTheRun) {
+  GT_SKIP_WITHOUT_GPU();
+  TempDir d;
+  const std::string gz = d / "gz.h5", plain = d / "plain.h5", raw = d / "sq.raw";
+  ASSERT_EQ(gtgen({gz, "--shape", "300x257", "--dtype", "f32", "--chunk", "64x64", "--filters", "shuffle,gzip=4",
+                   "--seed", "3"}).exit_code, 0);
+  ASSERT_EQ(gtgen({plain, "--shape", "300x257", "--dtype", "f32", "--chunk", "64x64", "--seed", "3"}).exit_code, 0);
+  ASSERT_EQ(gtgen({raw, "--shape", "300x300", "--dtype", "f32", "--seed", "3"}).exit_code, 0);
+  const auto engine_of = [&](std::vector<std::string> args) {
+    Result r = gtranspose(args);
+    EXPECT_EQ(r.exit_code, 0) << why(r);
+    return r.out;
+  };
+  std::string out = engine_of({gz, d / "a.h5"});
+  EXPECT_NE(out.find("engine cpu"), std::string::npos) << out;
+  EXPECT_NE(out.find("the CPU engine (auto): compressed chunks"), std::string::npos) << out;
+  EXPECT_NE(out.find("--engine cuda runs it through a GPU"), std::string::npos) << out;
+  out = engine_of({gz, d / "b.h5", "--kernel", "padded"});
+  EXPECT_NE(out.find("engine cuda (padded"), std::string::npos) << out;
+  out = engine_of({gz, d / "c.h5", "--engine", "cuda"});
+  EXPECT_NE(out.find("engine cuda"), std::string::npos) << out;
+  out = engine_of({plain, d / "d.h5"});
+  EXPECT_NE(out.find("engine cuda"), std::string::npos) << out;
+  out = engine_of({raw, "--in-place", "--shape", "300x300", "--dtype", "f32"});
+  const bool many = std::thread::hardware_concurrency() >= gt::kCpuFileInplaceCores;
+  EXPECT_NE(out.find(many ? "engine cpu" : "engine cuda"), std::string::npos) << out;
+  if (many) EXPECT_NE(out.find("in place, the writes to the file and its journal bound this run"), std::string::npos) << out;
+  out = engine_of({raw, "--in-place", "--shape", "300x300", "--dtype", "f32", "--device-mem", "64M"});
+  EXPECT_NE(out.find("engine cuda"), std::string::npos) << out;
+  // The dry run says what the run would choose.
+  out = engine_of({gz, d / "e.h5", "--dry-run"});
+  EXPECT_NE(out.find("engine cpu"), std::string::npos) << out;
+  for (const char* o : {"a.h5", "b.h5", "c.h5", "d.h5"}) {
+    Result v = gtgen({"--verify", d / o, "--transposed", "--seed", "3", "-q"});
+    EXPECT_EQ(v.exit_code, 0) << o << ": " << why(v);
+  }
+  // Transposed twice in place: the matrix it began as.
+  Result v = gtgen({"--verify", raw, "--seed", "3", "-q", "--shape", "300x300", "--dtype", "f32"});
+  EXPECT_EQ(v.exit_code, 0) << why(v);
+}

@@ -47,14 +47,35 @@ enum class EngineChoice { automatic, cuda, cpu };
 // "auto" | "cuda" | "gpu" | "cpu"; throws gt::Error(usage) otherwise.
 [[nodiscard]] EngineChoice parse_engine(const std::string& name);
 
+// What a job knows of its run when it resolves auto (engine_hints fills it
+// from the opened files and the options).
+struct EngineHints {
+  // The chunks in or out pass through a compressor (CodecDemand::compressed):
+  // the codecs on the CPU cores bound the run, and the GPU would only add
+  // CUDA's start and its pinned staging.
+  bool codecs = false;
+  // A file transposed in place: its journal's and the matrix's writes bound
+  // the run, and a machine of kCpuFileInplaceCores or more transposes its
+  // tiles faster on the CPU than the disk takes them.
+  bool in_place_file = false;
+  // Options only the CUDA engine takes ({device_mem}, {streams}, {kernel}):
+  // auto keeps the GPU for them.
+  bool cuda_options = false;
+};
+class Source;
+class Sink;
+[[nodiscard]] EngineHints engine_hints(const RunOptions& run, const Source* src, const Sink* sink, bool in_place_file);
+
 // Which engine a choice resolves to, and why ("no CUDA device found: using
-// the CPU engine"). The one place that asks whether a GPU is present.
+// the CPU engine"). The one place that asks whether a GPU is present and
+// that resolves auto: the GPU where there is one, except for the runs the
+// hints say the CPU engine runs faster (docs/PERF.md, runs 69-70).
 // Throws gt::Error(no_device) for EngineChoice::cuda without a usable device.
 struct EngineDecision {
   EngineKind kind = EngineKind::cpu;
-  std::string note;  // non-empty when automatic fell back to the CPU
+  std::string note;  // non-empty when automatic chose the CPU: why
 };
-[[nodiscard]] EngineDecision decide_engine(EngineChoice requested);
+[[nodiscard]] EngineDecision decide_engine(EngineChoice requested, const EngineHints& hints = {});
 
 class Engine {
  public:

@@ -65,6 +65,9 @@ struct CodecDemand {
   // A source's: what each thread would hold writing the same chunks (an
   // HDF5 output's store slot more), as a dry run predicts the output.
   std::uint64_t writing_bytes_per_thread = 0;
+  // The chunks pass through a compressor (deflate, zstd, ...): the codecs'
+  // rate on the CPU cores bounds the run (decide_engine reads it).
+  bool compressed = false;
 };
 
 // What a format did beyond moving bytes, for the run's report: stages of

@@ -213,8 +213,13 @@ RunReport execute_inplace(Engine& engine, InplaceMatrix& m, InplaceWriter& write
 
 RunReport run_job(const JobOptions& opts) {
   check_job(opts);
-  const EngineDecision decision = decide_engine(opts.engine);
-  std::unique_ptr<Engine> engine = make_engine(decision.kind);
+  // The engine is chosen once the files are open: auto reads what they hold.
+  EngineDecision decision;
+  std::unique_ptr<Engine> engine;
+  const auto start_engine = [&](const Source* src, const Sink* sink, bool in_place) {
+    decision = decide_engine(opts.engine, engine_hints(opts.run, src, sink, in_place));
+    engine = make_engine(decision.kind);
+  };
 
   RunReport report;
   // What the report's input and output objects say, read once every file
@@ -236,6 +241,7 @@ RunReport run_job(const JobOptions& opts) {
     if (opts.resume) enter_stage(opts.run, "recover");
     auto journal = open_inplace_journal(*m, file, opts.resume ? ResumeMode::resume : ResumeMode::fresh,
                                         recovery_budget(opts.run.host_mem, m->reserved_bytes()));
+    start_engine(nullptr, nullptr, true);
     try {
       report = execute_inplace_stages(*engine, *m, *journal, opts.run);
     } catch (const Error& e) {
@@ -257,6 +263,7 @@ RunReport run_job(const JobOptions& opts) {
     const std::string out_file = parse_location(opts.output).path;
     if (file_exists(out_file)) refuse_if_pending(out_file, "replace");
     auto sink = create_sink(opts.output, *src, opts.sink);
+    start_engine(src.get(), sink.get(), false);
     in_side = {src->location(), src->info()};
     out_side = {output_location(opts.output, opts.sink.format), sink->info()};
     const auto t0 = Clock::now();

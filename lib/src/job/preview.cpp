@@ -60,8 +60,14 @@ MatrixDescription planned_description(const MatrixDescription& in, const Locatio
 
 JobPreview preview_job(const JobOptions& opts) {
   check_job(opts);
-  const EngineDecision decision = decide_engine(opts.engine);
-  std::unique_ptr<Engine> engine = make_engine(decision.kind);
+  // Chosen as run_job chooses it: once the files are open.
+  EngineDecision decision;
+  std::unique_ptr<Engine> engine;
+  const auto caps_of = [&](const Source* src, const Sink* sink, std::size_t elem_size) {
+    decision = decide_engine(opts.engine, engine_hints(opts.run, src, sink, opts.in_place));
+    engine = make_engine(decision.kind);
+    return engine->caps(opts.run, elem_size);
+  };
   JobPreview pv;
   Location in_loc, out_loc;
   MatrixInfo info;
@@ -73,7 +79,6 @@ JobPreview preview_job(const JobOptions& opts) {
     info = src->info();
     in_loc = src->location();
     text = src->describe();
-    const EngineCaps caps = engine->caps(opts.run, info.elem_size);
     if (opts.in_place) {
       const std::string file = in_loc.path;
       if (in_loc.format == Format::hdf5) fmt::require_square(info, file);
@@ -83,6 +88,7 @@ JobPreview preview_job(const JobOptions& opts) {
       if (!pending && opts.resume)
         throw Error(ErrorKind::usage, "{resume}: " + file + " has no journal, so no interrupted run to finish: drop {resume}");
       const InplaceShape is = plan_inplace_shape(info.shape, text);
+      const EngineCaps caps = caps_of(nullptr, nullptr, info.elem_size);
       pv.plan = summarize_plan(plan_run(inplace_request(*src, is.side, opts.run), caps));
       if (is.kind != InplaceShape::square)
         add_rectangle(pv.plan, is, plan_permute(is, info.elem_size, opts.run.host_mem, src->reserved_bytes()));
@@ -94,6 +100,7 @@ JobPreview preview_job(const JobOptions& opts) {
       if (!in_loc.path.empty()) refuse_if_pending(in_loc.path, "read");
       if (exists(parse_location(opts.output).path)) refuse_if_pending(parse_location(opts.output).path, "replace");
       PlannedOutput po = plan_output(opts.output, *src, opts.sink);
+      const EngineCaps caps = caps_of(src.get(), po.sink.get(), info.elem_size);
       pv.plan = summarize_plan(plan_run(plan_request(*src, *po.sink, opts.run), caps));
       if (src->stores_transpose())
         notes.push_back("the input stores its transpose (a Fortran-order .npy): the run copies its bytes in order, "

@@ -149,14 +149,16 @@ RunReport run_job(const JobOptions& opts, MPI_Comm comm) {
     check_job(opts);
     // Before CUDA starts in this process: this rank's GPU.
     const std::string pinned = pin_rank_device(c.local_rank());
-    decision = decide_engine(opts.engine);
+    src = open_source(opts.input, opts.open);
+    // auto reads the input (its output mirrors the input's filters unless
+    // told otherwise; an output compressed from a plain input keeps the GPU).
+    decision = decide_engine(opts.engine, engine_hints(opts.run, src.get(), nullptr, false));
     if (decision.kind == EngineKind::cuda) {
       const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
       device_note = pinned.empty() ? cuda_device_name(0) + (visible ? std::string(" (CUDA_VISIBLE_DEVICES=") + visible + ")" : "")
                                    : cuda_device_name(0) + ", " + pinned;
     }
     engine = make_engine(decision.kind);
-    src = open_source(opts.input, opts.open);
     const std::string in_file = src->location().path;
     if (!in_file.empty()) {
       lock = lock_file(in_file, false);

@@ -514,3 +514,4 @@ TEST(RunPlan, BudgetsHoldForRandomRequests) {
 
 }  // namespace
 }  // namespace gt
+

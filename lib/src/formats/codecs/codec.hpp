@@ -55,6 +55,10 @@ class Codec {
   virtual std::size_t decode(const std::uint8_t* in, std::size_t n, std::uint8_t* out, std::size_t cap) const = 0;
   // True when in == out is allowed (fletcher32 only appends or strips).
   virtual bool in_place() const { return false; }
+  // True for a compressor (deflate, zstd, lz4, szip, blosc), whose rate
+  // bounds a run; false for shuffle and fletcher32, which move bytes at
+  // memory speed.
+  virtual bool compresses() const { return true; }
   // Host memory one thread's state for this codec holds (compressor tables,
   // contexts kept per thread) for chunks of `chunk_bytes`: counted in the
   // host budget with the thread's buffers.

@@ -41,6 +41,7 @@ class Fletcher32 final : public Codec {
  public:
   std::string name() const override { return "fletcher32"; }
   bool in_place() const override { return true; }
+  bool compresses() const override { return false; }
   std::size_t encode_bound(std::size_t n) const override { return n + 4; }
   std::size_t encode(const std::uint8_t* in, std::size_t n, std::uint8_t* out) const override {
     const std::uint32_t sum = fletcher32(in, n);

@@ -22,6 +22,12 @@ std::string Pipeline::names() const {
   return s.empty() ? "none" : s;
 }
 
+bool Pipeline::compresses() const {
+  for (const auto& c : codecs_)
+    if (c->compresses()) return true;
+  return false;
+}
+
 std::size_t Pipeline::buffer_bytes(std::size_t chunk_bytes) const {
   std::size_t size = chunk_bytes, most = chunk_bytes;
   for (const auto& c : codecs_) {

@@ -31,6 +31,8 @@ class Pipeline {
   // naming the first filter that is not one of ours.
   static std::optional<Pipeline> make(const std::vector<FilterSpec>& filters, std::string* why);
   bool empty() const { return codecs_.empty(); }
+  // True when a filter compresses (Codec::compresses).
+  bool compresses() const;
   // "shuffle+deflate(4)", or "none".
   std::string names() const;
   // The size each of the two work buffers needs for chunks of

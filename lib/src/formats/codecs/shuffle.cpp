@@ -95,6 +95,7 @@ class Shuffle final : public Codec {
  public:
   explicit Shuffle(std::size_t es) : es_(es) {}
   std::string name() const override { return "shuffle"; }
+  bool compresses() const override { return false; }
   std::size_t encode_bound(std::size_t n) const override { return n; }
   std::size_t encode(const std::uint8_t* in, std::size_t n, std::uint8_t* out) const override {
     run(in, n, out, true);

@@ -109,6 +109,7 @@ class ChunkIo {
   std::uint64_t bytes_per_thread(bool writing) const;
   std::uint64_t bytes_per_thread() const { return bytes_per_thread(s_.store_thread); }
   bool filtered() const { return !s_.pipeline.empty(); }
+  bool compressed() const { return s_.pipeline.compresses(); }
   std::uint64_t chunk_bytes() const { return chunk_bytes_; }
   // "direct chunks, shuffle+deflate(4) on 16 threads: 1.00 GiB from 412 MiB stored (2.49:1), 30.2 s of codec time"
   std::string note(const char* verb) const;

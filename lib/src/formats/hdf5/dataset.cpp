@@ -276,7 +276,8 @@ class Hdf5Source final : public Source {
   std::uint64_t index_bytes() const override { return d_.chunks ? d_.chunks->table_bytes() : 0; }
   CodecDemand codec_demand() const override {
     if (!d_.chunks) return {};
-    return {d_.chunks->threads(), d_.chunks->bytes_per_thread(), d_.chunks->bytes_per_thread(true)};
+    return {d_.chunks->threads(), d_.chunks->bytes_per_thread(), d_.chunks->bytes_per_thread(true),
+            d_.chunks->compressed()};
   }
   void set_codec_threads(int n) override {
     if (d_.chunks) d_.chunks->set_threads(std::max(1, n));

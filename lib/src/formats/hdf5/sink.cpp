@@ -385,7 +385,7 @@ class Hdf5Sink final : public Sink {
   std::uint64_t reserved_bytes() const override { return reserved_; }
   CodecDemand codec_demand() const override {
     if (!chunks_) return {};
-    return {chunks_->threads(), chunks_->bytes_per_thread()};
+    return {chunks_->threads(), chunks_->bytes_per_thread(), 0, chunks_->compressed()};
   }
   void set_codec_threads(int n) override {
     if (chunks_) chunks_->set_threads(std::max(1, n));

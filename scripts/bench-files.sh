@@ -68,7 +68,7 @@ now() { date +%s.%N; }
 since() { awk "BEGIN{printf \"%.3f\", $(now) - $1}"; }
 has() { local c; for c in "${CASES[@]}"; do [ "$c" = "$1" ] && return 0; done; return 1; }
 minof() { printf '%s\n' "$@" | sort -g | head -1; }
-csv() { local IFS=,; echo "$*"; }  # a JSON list's items
+csv() { local IFS=, s; s="$*"; echo "${s//nan/null}"; }  # a JSON list's items (a failed run: null)
 
 # cp + sync of FILE: seconds.
 cp_sync() {
@@ -122,7 +122,7 @@ if has raw; then
   done
   ok=$("$GEN" --verify "$W/out.raw" --transposed --seed 3 --shape "$TSHAPE" --dtype f32 -q >>"$LOG" 2>&1 && echo true || echo false)
   cpu=$(gt_run raw-cpu "$W/in.raw" "$W/out.raw" --shape "$SHAPE" --dtype f32 --engine cpu --force)
-  emit raw-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"verified\": $ok, \"runs\": [${ours[*]}], \"cp_runs\": [${cps[*]}], \"cpu_engine_seconds\": $cpu"
+  emit raw-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"verified\": $ok, \"runs\": [$(csv "${ours[@]}")], \"cp_runs\": [$(csv "${cps[@]}")], \"cpu_engine_seconds\": $cpu"
   rm -f "$W/in.raw" "$W/out.raw"
 fi
 
@@ -135,7 +135,7 @@ if has h5 || has h5chunked || has h5py; then
       ours+=("$(gt_run h5-$ENGINE-$i "$W/in.h5" "$W/out.h5" --engine "$ENGINE" --force)")
     done
     ok=$("$GEN" --verify "$W/out.h5" --transposed --seed 4 -q >>"$LOG" 2>&1 && echo true || echo false)
-    emit h5-contiguous-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"verified\": $ok, \"runs\": [${ours[*]}]"
+    emit h5-contiguous-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"verified\": $ok, \"runs\": [$(csv "${ours[@]}")]"
     rm -f "$W/out.h5"
   fi
   if has h5py; then
@@ -157,7 +157,7 @@ if has h5 || has h5chunked || has h5py; then
       ours+=("$(gt_run h5c-$ENGINE-$i "$W/inc.h5" "$W/out.h5" --engine "$ENGINE" --force)")
     done
     ok=$("$GEN" --verify "$W/out.h5" --transposed --seed 4 -q >>"$LOG" 2>&1 && echo true || echo false)
-    emit h5-chunked-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"verified\": $ok, \"runs\": [${ours[*]}]"
+    emit h5-chunked-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"verified\": $ok, \"runs\": [$(csv "${ours[@]}")]"
     rm -f "$W/out.h5" "$W/inc.h5"
   fi
   rm -f "$W/in.h5"
@@ -244,7 +244,7 @@ codec_case() {
   mbps=$(awk "BEGIN{ if (\"$best\" != \"nan\") printf \"%.1f\", $mib * 1.048576 / $best; else print \"null\" }")
   target=$(awk "BEGIN{ printf \"%.1f\", 0.75 * $CORES * ${one:-0} }")
   speedup=$(awk "BEGIN{ if (\"$loop_s\" != \"null\" && \"$best\" != \"nan\") printf \"%.2f\", $loop_s / $best; else print \"null\" }")
-  emit "$name-$ENGINE" "$best" "$(minof "${cps[@]}")" ", \"mib_case\": $mib, \"verified\": $ok, \"runs\": [${ours[*]}], \"mbps\": $mbps, \"cores\": $CORES, \"codec_one_core_mbps\": ${one:-null}, \"codec_all_cores_mbps\": ${all:-null}, \"target_mbps\": $target, \"h5py_loop_seconds\": $loop_s, \"h5py_loop_verified\": $loop_ok, \"speedup_vs_h5py_loop\": $speedup, \"cpu_engine_seconds\": ${cpu_s/nan/null}, \"cpu_engine_verified\": $cpu_ok$where"
+  emit "$name-$ENGINE" "$best" "$(minof "${cps[@]}")" ", \"mib_case\": $mib, \"verified\": $ok, \"runs\": [$(csv "${ours[@]}")], \"mbps\": $mbps, \"cores\": $CORES, \"codec_one_core_mbps\": ${one:-null}, \"codec_all_cores_mbps\": ${all:-null}, \"target_mbps\": $target, \"h5py_loop_seconds\": $loop_s, \"h5py_loop_verified\": $loop_ok, \"speedup_vs_h5py_loop\": $speedup, \"cpu_engine_seconds\": ${cpu_s/nan/null}, \"cpu_engine_verified\": $cpu_ok$where"
   rm -f "$W/$name.h5"
 }
 
@@ -257,7 +257,7 @@ if has h5chunk; then
   "$GEN" "$W/ch.h5" --shape "$shape" --dtype f32 --chunk 1024x1024 --seed 8 -q >>"$LOG" 2>&1
   alternate "h5chunk-$ENGINE" "$W/ch.h5" "$W/out.h5" --engine "$ENGINE" --force
   ok=$("$GEN" --verify "$W/out.h5" --transposed --seed 8 -q >>"$LOG" 2>&1 && echo true || echo false)
-  emit h5-chunked-uncompressed-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"mib_case\": $CHUNK_MIB, \"verified\": $ok, \"runs\": [${ours[*]}], \"cp_runs\": [${cps[*]}]"
+  emit h5-chunked-uncompressed-$ENGINE "$(minof "${ours[@]}")" "$(minof "${cps[@]}")" ", \"mib_case\": $CHUNK_MIB, \"verified\": $ok, \"runs\": [$(csv "${ours[@]}")], \"cp_runs\": [$(csv "${cps[@]}")]"
   rm -f "$W/out.h5" "$W/ch.h5"
 fi
 

@@ -180,6 +180,13 @@ TEST(Journal, RefusalsSayWhatToDo) {
   expect_error(gtranspose(inplace_args(f, "cpu", false)), 1, "rerun with --in-place --resume to finish it");
   EXPECT_EQ(cli::file_hash(f), before) << "the matrix changed";
   EXPECT_TRUE(exists(journal));
+  // A GPU named outright where there is none: refused before recovery
+  // writes to the file (auto resolves once the files are open, this first).
+  if (!gt::test::have_gpu()) {
+    expect_error(gtranspose(inplace_args(f, "cuda", true)), 1, "--engine cuda");
+    EXPECT_EQ(cli::file_hash(f), before) << "the recovery ran before the engine was refused";
+    EXPECT_TRUE(exists(journal));
+  }
 
   // Finish it; --chunk does not change a resumed run's tiles.
   std::vector<std::string> chunked = inplace_args(f, "cpu", true);

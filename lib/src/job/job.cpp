@@ -214,6 +214,8 @@ RunReport execute_inplace(Engine& engine, InplaceMatrix& m, InplaceWriter& write
 RunReport run_job(const JobOptions& opts) {
   check_job(opts);
   // The engine is chosen once the files are open: auto reads what they hold.
+  // A GPU named outright is checked first, before a file is opened.
+  if (opts.engine == EngineChoice::cuda) (void)decide_engine(opts.engine);
   EngineDecision decision;
   std::unique_ptr<Engine> engine;
   const auto start_engine = [&](const Source* src, const Sink* sink, bool in_place) {

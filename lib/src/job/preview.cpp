@@ -60,7 +60,9 @@ MatrixDescription planned_description(const MatrixDescription& in, const Locatio
 
 JobPreview preview_job(const JobOptions& opts) {
   check_job(opts);
-  // Chosen as run_job chooses it: once the files are open.
+  // Chosen as run_job chooses it: once the files are open (a GPU named
+  // outright checked first).
+  if (opts.engine == EngineChoice::cuda) (void)decide_engine(opts.engine);
   EngineDecision decision;
   std::unique_ptr<Engine> engine;
   const auto caps_of = [&](const Source* src, const Sink* sink, std::size_t elem_size) {

@@ -98,7 +98,9 @@ TEST(CudaEngineAuto, ChoosesByWhatBoundsTheRun) {
   out = engine_of({raw, "--in-place", "--shape", "300x300", "--dtype", "f32"});
   const bool many = std::thread::hardware_concurrency() >= gt::kCpuFileInplaceCores;
   EXPECT_NE(out.find(many ? "engine cpu" : "engine cuda"), std::string::npos) << out;
-  if (many) EXPECT_NE(out.find("in place, the writes to the file and its journal bound this run"), std::string::npos) << out;
+  if (many) {
+    EXPECT_NE(out.find("in place, the writes to the file and its journal bound this run"), std::string::npos) << out;
+  }
   out = engine_of({raw, "--in-place", "--shape", "300x300", "--dtype", "f32", "--device-mem", "64M"});
   EXPECT_NE(out.find("engine cuda"), std::string::npos) << out;
   // The dry run says what the run would choose.

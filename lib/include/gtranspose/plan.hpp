@@ -125,12 +125,6 @@ constexpr int journal_batches_kept(int group) { return 3 * group - 1; }
 // Slots of a journaled run: the batches the journal keeps, and four for pairs
 // being read, on the GPU, and being written.
 constexpr int journaled_slots(int kept) { return kept + 4; }
-// Tile buffers the CPU engine holds: out of place 2 slots of (input tile,
-// output tile); in place 2 slots of (tile, mirror tile) plus one scratch tile
-// for edge pairs, whose tiles are not square and cannot be transposed in
-// their own buffer; through a journal, the slots of the pairs it keeps
-// (journal_batches_kept) and two more, so reading still overlaps writing.
-// Each tile gets an equal share of the engine's budget.
 // decide_engine's auto: a file in place goes to the CPU engine on a machine
 // of this many hardware threads or more. Run 70 (H100 machine, 16 threads,
 // 8 GiB f32): the CPU engine 15.25 s on the disk and 6.19 s on /dev/shm,
@@ -138,6 +132,12 @@ constexpr int journaled_slots(int kept) { return kept + 4; }
 // s of it. Half the threads would still transpose several times faster than
 // the journal and the matrix take the writes.
 constexpr unsigned kCpuFileInplaceCores = 8;
+// Tile buffers the CPU engine holds: out of place 2 slots of (input tile,
+// output tile); in place 2 slots of (tile, mirror tile) plus one scratch tile
+// for edge pairs, whose tiles are not square and cannot be transposed in
+// their own buffer; through a journal, the slots of the pairs it keeps
+// (journal_batches_kept) and two more, so reading still overlaps writing.
+// Each tile gets an equal share of the engine's budget.
 constexpr unsigned kCpuOutOfPlaceBuffers = 4;
 constexpr unsigned kCpuInplaceBuffers = 5;
 constexpr unsigned cpu_journaled_buffers(int kept) { return 2 * unsigned(kept + 2) + 1; }
@@ -316,9 +316,9 @@ constexpr std::uint64_t kChunkWritebackBytes = std::uint64_t(64) << 20;
 // first read (one HDF5 lookup per chunk, before any output chunk is stored),
 // and then finds every chunk in that table without HDF5's lock: `chunks`
 // entries of `entry_bytes`. Yes while the table takes at most
-// kChunkTableBytes (4 MiB: 170,000 chunks, 170 GiB of 1 MiB chunks), which,
-// like HDF5's own metadata cache (whose chunk index it copies), stays out of
-// {host_mem}; a larger index is looked up tile by tile, as before.
+// kChunkTableBytes (4 MiB: 170,000 chunks, 170 GiB of 1 MiB chunks), which
+// the source's reserve counts inside {host_mem} (ChunkIo::table_bytes); a
+// larger index is looked up tile by tile, as before.
 constexpr std::uint64_t kChunkTableBytes = std::uint64_t(4) << 20;
 [[nodiscard]] bool plan_chunk_table(std::uint64_t chunks, std::uint64_t entry_bytes);
 

@@ -514,4 +514,3 @@ TEST(RunPlan, BudgetsHoldForRandomRequests) {
 
 }  // namespace
 }  // namespace gt
-

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 
-#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -11,19 +10,8 @@
 
 namespace gt::fmt::h5 {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-std::uint64_t ns_since(Clock::time_point t0) {
-  return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
-}
-
-}  // namespace
-
-ChunkStore::ChunkStore(hid_t dset, Shape chunk, int fd, int slots, std::size_t slot_bytes, Namer name,
-                       ChunkCounters& n)
-    : dset_(dset), chunk_(chunk), fd_(fd), slot_bytes_(slot_bytes), name_(std::move(name)), n_(n) {
+ChunkStore::ChunkStore(int fd, int slots, std::size_t slot_bytes, Write write, ChunkCounters& n)
+    : fd_(fd), slot_bytes_(slot_bytes), write_(std::move(write)), n_(n) {
   slots_.resize(std::size_t(std::max(1, slots)));
   for (int s = 0; s < int(slots_.size()); ++s) free_.push_back(s);
   thread_ = std::thread([this] { loop(); });
@@ -70,20 +58,6 @@ void ChunkStore::put(std::uint64_t i, std::uint64_t j, const codecs::Coded& e, c
   cv_.notify_all();
 }
 
-void ChunkStore::write_now(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask) {
-  const auto t0 = Clock::now();
-  std::lock_guard<std::mutex> h5(h5_mu_);
-  const auto t1 = Clock::now();
-  n_.lock_ns += std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
-  {
-    auto lk = serial();
-    quiet();
-    hsize_t off[2] = {i * chunk_.rows, j * chunk_.cols};
-    if (H5Dwrite_chunk(dset_, H5P_DEFAULT, mask, off, n, data) < 0) fail(ErrorKind::io, "cannot write " + name_(i, j));
-  }
-  n_.io_ns += ns_since(t1);
-}
-
 void ChunkStore::flush() {
   std::unique_lock<std::mutex> lk(mu_);
   cv_.wait(lk, [&] { return (queue_.empty() && !busy_) || error_; });
@@ -104,7 +78,7 @@ void ChunkStore::loop() {
     // After a failed store the rest are only dropped: the run is failing.
     if (!failed) {
       try {
-        write_now(it.i, it.j, slots_[std::size_t(it.slot)].data(), it.size, it.mask);
+        write_(it.i, it.j, slots_[std::size_t(it.slot)].data(), it.size, it.mask);
         if ((unsynced_ += it.size) >= kChunkWritebackBytes && fd_ >= 0) {
           unsynced_ = 0;
           // A hint: an error is the closing fsync's to report.

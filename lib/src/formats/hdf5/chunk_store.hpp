@@ -1,6 +1,7 @@
 // The store thread of a compressed output on the direct chunk path: codec
 // threads hand it their encoded chunks and go back to encoding (or
-// decoding the next tile), and it alone calls H5Dwrite_chunk, one chunk
+// decoding the next tile), and it alone calls H5Dwrite_chunk for them
+// (through ChunkIo::store_now, the one place that calls it), one chunk
 // after another.
 //
 // Why: H5Dwrite_chunk runs under HDF5's global lock (the thread-safe
@@ -27,7 +28,6 @@
 #include <vector>
 
 #include "formats/codecs/pipeline.hpp"
-#include "formats/hdf5/hdf5_internal.hpp"
 
 namespace gt::fmt::h5 {
 
@@ -35,11 +35,12 @@ struct ChunkCounters;
 
 class ChunkStore {
  public:
-  // Names chunk (i, j) in a message: "chunk (1, 2) (rows ...) of dataset /x in f.h5".
-  using Namer = std::function<std::string(std::uint64_t i, std::uint64_t j)>;
+  // Stores chunk (i, j): `data` is n bytes, filters `mask` skipped
+  // (ChunkIo::store_now: H5Dwrite_chunk under HDF5's lock, timed).
+  using Write = std::function<void(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask)>;
   // `fd`: the file, to start its write-back every kChunkWritebackBytes
   // stored (-1: none).
-  ChunkStore(hid_t dset, Shape chunk, int fd, int slots, std::size_t slot_bytes, Namer name, ChunkCounters& n);
+  ChunkStore(int fd, int slots, std::size_t slot_bytes, Write write, ChunkCounters& n);
   // Stops the thread; chunks still queued are dropped (an abandoned run).
   ~ChunkStore();
   ChunkStore(const ChunkStore&) = delete;
@@ -49,9 +50,6 @@ class ChunkStore {
   // (taking the buffer it lies in, and leaving an empty one in its place).
   // Waits for a free slot; rethrows a store error that is pending.
   void put(std::uint64_t i, std::uint64_t j, const codecs::Coded& e, codecs::WorkBuffers& w);
-  // Stores chunk (i, j) now, on the calling thread (between the store thread's
-  // calls): `data` is n bytes, filters `mask` skipped.
-  void write_now(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask);
   // Waits until every queued chunk is stored; rethrows the first error.
   void flush();
 
@@ -65,14 +63,11 @@ class ChunkStore {
   void loop();
   void rethrow_locked();
 
-  hid_t dset_;
-  Shape chunk_;  // chunk (i, j) starts at element (i * rows, j * cols)
   int fd_;
   std::uint64_t unsynced_ = 0;  // bytes stored since write-back was last started (the thread's)
   std::size_t slot_bytes_;
-  Namer name_;
+  Write write_;
   ChunkCounters& n_;
-  std::mutex h5_mu_;  // one H5Dwrite_chunk at a time of this dataset: the thread's, or write_now's
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::vector<std::uint8_t>> slots_;

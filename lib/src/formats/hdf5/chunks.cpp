@@ -66,12 +66,6 @@ std::uint64_t chunk_address_base(hid_t file) {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-std::uint64_t ns_since(Clock::time_point t0) {
-  return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
-}
-
 // This thread's CPU time: a codec thread's share of the cores, which wall
 // time overstates when more threads run than there are cores.
 std::uint64_t thread_cpu_ns() {
@@ -183,8 +177,11 @@ void ChunkIo::prepare_buffers() {
   if (threads_ > 0 && !pool_) pool_ = codecs::WorkerPool::shared(threads_);
   if (threads_ > 0 && filtered() && s_.store_thread && !store_)
     store_ = std::make_unique<ChunkStore>(
-        s_.dset, s_.chunk, s_.fd, threads_, s_.pipeline.buffer_bytes(std::size_t(chunk_bytes_)),
-        [this](std::uint64_t i, std::uint64_t j) { return chunk_text({i, j}); }, n_);
+        s_.fd, threads_, s_.pipeline.buffer_bytes(std::size_t(chunk_bytes_)),
+        [this](std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask) {
+          store_now(i, j, data, n, mask);
+        },
+        n_);
 }
 
 void ChunkIo::run(std::size_t jobs, const codecs::WorkerPool::Job& job) {
@@ -236,7 +233,6 @@ void ChunkIo::build_table() {
     t[std::size_t(k)] = {c.addr, c.size, c.mask, c.present};
   }
   table_ = std::move(t);
-  n_.table_chunks = total_chunks_;
 }
 
 std::vector<ChunkIo::Ref> ChunkIo::locate(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w) {
@@ -405,13 +401,15 @@ void ChunkIo::store_encoded(std::uint64_t i, std::uint64_t j, const void* data, 
 
 void ChunkIo::store_now(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask) {
   const auto t0 = Clock::now();
-  auto lk = serial();
-  n_.lock_ns += ns_since(t0);
-  const auto t1 = Clock::now();
-  quiet();
-  hsize_t off[2] = {i * s_.chunk.rows, j * s_.chunk.cols};
-  if (H5Dwrite_chunk(s_.dset, H5P_DEFAULT, mask, off, n, data) < 0) fail(ErrorKind::io, "cannot write " + chunk_text({i, j}));
-  n_.io_ns += ns_since(t1);
+  {
+    auto lk = serial();
+    n_.lock_ns += ns_since(t0);
+    quiet();
+    hsize_t off[2] = {i * s_.chunk.rows, j * s_.chunk.cols};
+    if (H5Dwrite_chunk(s_.dset, H5P_DEFAULT, mask, off, n, data) < 0)
+      fail(ErrorKind::io, "cannot write " + chunk_text({i, j}));
+  }
+  n_.io_ns += ns_since(t0);
 }
 
 void ChunkIo::write_chunk(const Ref& c, const Span& s, const unsigned char* src, std::uint64_t r0,
@@ -458,7 +456,7 @@ std::string ChunkIo::note(const char* verb) const {
   else if (filtered())
     std::snprintf(io, sizeof io, "%.2f s of file I/O, %.2f s finding chunks (%s), %.2f s waiting for decoded tiles",
                   sec(n_.io_ns), sec(n_.locate_ns),
-                  n_.table_chunks ? "the index read once" : "looked up tile by tile", sec(n_.wait_ns));
+                  table_.empty() ? "looked up tile by tile" : "the index read once", sec(n_.wait_ns));
   else
     std::snprintf(io, sizeof io, "%.2f s of file I/O", sec(n_.io_ns));
   if (!filtered())

@@ -12,6 +12,7 @@
 // through the library (hyperslab_io).
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -43,15 +44,19 @@ bool stored_in(hid_t dset, const std::string& path);
 // 3003), while H5Dget_offset includes it.
 std::uint64_t chunk_address_base(hid_t file);
 
-// Chunk-level statistics, added to from every codec thread.
+// Chunk-level statistics, added to from every codec thread, in nanoseconds
+// since a time point (ns_since).
+using Clock = std::chrono::steady_clock;
+inline std::uint64_t ns_since(Clock::time_point t0) {
+  return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+}
 struct ChunkCounters {
   std::atomic<std::uint64_t> codec_cpu_ns{0};  // CPU time of the threads inside codecs (CLOCK_THREAD_CPUTIME_ID)
   std::atomic<std::uint64_t> codec_ns{0};      // wall time inside codecs, summed over threads
   std::atomic<std::uint64_t> io_ns{0};         // wall time in pread/pwrite and H5Dwrite_chunk (its lock included)
-  std::atomic<std::uint64_t> lock_ns{0};       // waiting for the dataset's store lock before H5Dwrite_chunk
+  std::atomic<std::uint64_t> lock_ns{0};       // of io_ns, waiting for HDF5's lock before H5Dwrite_chunk
   std::atomic<std::uint64_t> store_wait_ns{0}; // codec threads waiting for a free store slot (the store is the limit)
   std::atomic<std::uint64_t> locate_ns{0};     // the reader's HDF5 chunk lookups (its lock included)
-  std::atomic<std::uint64_t> table_chunks{0};  // chunks of the index read once (0: looked up tile by tile)
   std::atomic<std::uint64_t> wait_ns{0};       // the caller's wait for its chunks (read: decoded; write: taken)
   std::atomic<std::uint64_t> raw{0};       // decoded bytes (whole chunks)
   std::atomic<std::uint64_t> stored{0};    // bytes as stored in the file
@@ -147,7 +152,8 @@ class ChunkIo {
   // An unfiltered chunk's part straight between the file and memory (its
   // first row at `first`, rows `stride` bytes apart).
   void unfiltered(bool write, const Ref& c, const Span& s, unsigned char* first, std::uint64_t stride);
-  // H5Dwrite_chunk on the calling thread (no store thread).
+  // H5Dwrite_chunk on the calling thread: the store thread's, or any
+  // thread's where there is none (HDF5's lock, serial(), orders them).
   void store_now(std::uint64_t i, std::uint64_t j, const void* data, std::size_t n, unsigned mask);
   void write_chunk(const Ref& c, const Span& s, const unsigned char* src, std::uint64_t r0, std::uint64_t c0,
                    std::uint64_t ld, int worker);

@@ -22,8 +22,12 @@ bool check_problem(const char* name, const Problem& p, const Limits& lim, std::s
   const std::size_t s = p.elem_size;
   if (!(s == 1 || s == 2 || s == 4 || s == 8 || s == 16))
     return fail(why, "element size " + std::to_string(s) + " is not one of 1, 2, 4, 8, 16");
-  if (lim.kind == Kind::inplace && p.rows != p.cols)
-    return fail(why, std::string(name) + " transposes in place: the matrix must be square, not " + shape_str(p));
+  if (lim.kind == Kind::inplace && p.rows != p.cols && !lim.rectangles)
+    return fail(why, std::string(name) + " transposes in place: the matrix must be square, not " + shape_str(p) +
+                         " (inplace-rect takes rectangles)");
+  if (lim.kind == Kind::inplace && p.rows != p.cols && p.ld_in && p.ld_in != p.cols)
+    return fail(why, std::string(name) + ": a " + shape_str(p) + " rectangle in place must be packed (ld_in " +
+                         std::to_string(p.ld_in) + " is not cols): its transpose has rows of another length");
   if (p.ld_in && p.ld_in < p.cols)
     return fail(why, "ld_in " + std::to_string(p.ld_in) + " is smaller than cols " + std::to_string(p.cols));
   if (lim.kind != Kind::inplace && p.ld_out) {
@@ -68,6 +72,7 @@ const std::vector<KernelInfo>& registry() {
       row_per_thread_info(), single_thread_info(),   tiled_info(),       smem_info(),
       padded_info(),       unrolled_info(),          unroll4_row_info(), unroll4_col_info(),
       diagonal_info(),     smem_unroll_pad_dyn_info(), inplace_swap_info(), inplace_tiled_info(),
+      inplace_rect_info(),
   };
   return r;
 }

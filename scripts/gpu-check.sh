@@ -10,7 +10,8 @@
 # sanitize  compute-sanitizer memcheck and racecheck over Sanitize.* (every kernel x element size, small)
 # host      every other test (host units, CLI end to end, CLI with --engine cuda on this GPU)
 # cpubench  gtranspose --bench --engine cpu on the 1 GiB shapes, all cores (issue 3's target)
-# bench     gtranspose --bench --kernel all, its default aligned and odd ~1 GiB shapes, one JSON per dtype
+# bench     gtranspose --bench --kernel all, its default aligned and odd ~1 GiB shapes, one JSON per dtype;
+#           then inplace-rect on 2:1 and 1:2 rectangles and an odd one (c = 1), one JSON each
 # shapes    gtranspose --bench --random-shapes N (GT_SHAPES_N, default 200; seed GT_SHAPES_SEED, 1):
 #           min, median and max % of copy per kernel and peer over random shapes 1..20000 a side
 # python    the Python package's pytest suite on this GPU, then python/benchmarks/bench.py (4 GiB
@@ -239,6 +240,24 @@ if has_step bench; then
       else
         record "bench-$dt" FAIL "$shape: see bench.log"
       fi
+    done
+    # inplace-rect on rectangles (the default pair's odd shape is one too):
+    # 2:1 both ways at 1 GiB (c = 8192, all three steps), and an odd pair
+    # with c = 1 (two steps), each beside the copy of the same bytes.
+    for dt in i8 f32 f64 c128; do
+      for shape in 32768x16384 16384x32768 13001x20651; do
+        [ "$dt" = i8 ] && shape=${shape/32768x16384/65536x16384} && shape=${shape/16384x32768/16384x65536}
+        [ "$dt" = f64 ] && shape=${shape/32768x16384/16384x8192} && shape=${shape/16384x32768/8192x16384}
+        [ "$dt" = c128 ] && shape=${shape/32768x16384/8192x4096} && shape=${shape/16384x32768/4096x8192}
+        t0=$(date +%s)
+        if "$CLI" --bench --kernel inplace-rect --no-peers --dtype "$dt" --shape "$shape" \
+            --json "$OUT/bench-rect-$dt-$shape.json" >>"$OUT/bench-rect.log" 2>&1; then
+          pct=$(grep -E '^ *inplace-rect' "$OUT/bench-rect.log" | tail -1 | tr -s ' ')
+          record "rect-$dt-$shape" ok "$(secs "$t0") s: $pct"
+        else
+          record "rect-$dt-$shape" FAIL "see bench-rect.log"
+        fi
+      done
     done
   else
     record bench skipped "no $CLI (target gtranspose_cli not built)"

@@ -96,6 +96,7 @@ struct Limits {
   bool block_shape = false;        // honours Problem::block_x/block_y
   bool square_tile_block = false;  // block_x is a tile side, block_y divides it
   unsigned max_threads = 1024;
+  bool rectangles = false;         // in place: any shape (packed rows), not only squares
 };
 
 // The shared rules: element size, leading dimensions, square for in place,

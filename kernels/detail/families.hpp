@@ -1,6 +1,6 @@
 // The registry entry of every kernel, one getter per kernel, defined in the
 // family's file (copy.cu, naive.cu, serial.cu, tiled.cu, smem.cu, padded.cu,
-// inplace.cu). registry.cu lists them in display order.
+// inplace.cu, inplace_rect.cu). registry.cu lists them in display order.
 #pragma once
 #include <cstddef>
 #include <vector>
@@ -26,6 +26,7 @@ KernelInfo smem_unroll_pad_dyn_info();
 KernelInfo padded_info();
 KernelInfo inplace_swap_info();
 KernelInfo inplace_tiled_info();
+KernelInfo inplace_rect_info();
 
 // The alternative tilings of the tuned kernels (kernel_tuning.hpp).
 std::vector<Variant> padded_tuning_variants(std::size_t elem_size);

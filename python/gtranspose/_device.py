@@ -129,6 +129,31 @@ def _staged(a, view):
                              "contiguous array")
 
 
+def _inplace_rect(a, view, es, kernel):
+    """A rectangle in place (inplace-rect): its memory is reused whole and
+    the result is a new view of it, shape (cols, rows), in a's memory order."""
+    rows, cols = view.shape
+    c_order = view.strides == (cols * es, es) or rows == 1
+    f_order = view.strides == (es, rows * es) or cols == 1
+    if not (c_order or f_order):
+        raise _core.GtValueError(f"inplace=True on a {rows}x{cols} rectangle needs a contiguous array (C or Fortran "
+                                 f"order), not strides {view.strides}: its transpose fills the whole buffer (use "
+                                 "transpose(a) for a new array)")
+    order = "C" if c_order else "F"
+    # The result is a view of a's memory with another shape: made by a's own
+    # reshape (CuPy, or a C-ordered array of a kind that has one).
+    if not (_cupy_array(a) or (order == "C" and hasattr(a, "reshape"))):
+        raise _core.GtValueError(f"inplace=True on a rectangle returns a view of new shape, which gtranspose can "
+                                 f"make for CuPy arrays and C-ordered arrays with reshape(), not this "
+                                 f"{type(a).__name__}: use transpose(a) for a new array")
+    r, c = (rows, cols) if order == "C" else (cols, rows)  # F order: memory holds a.T row-major
+    if rows and cols:
+        _core.transpose_device_inplace_rect(view.ptr, r, c, es, view.stream, kernel)
+    if _cupy_array(a):
+        return a.reshape((cols, rows), order=order)
+    return a.reshape((cols, rows))
+
+
 def transpose(a, out=None, *, inplace=False, kernel="auto", stream=None):
     """out = a.T on the GPU; see gtranspose.transpose."""
     if _cupy_array(a):
@@ -144,11 +169,10 @@ def _transpose(a, out, inplace, kernel, stream):
     if inplace:
         if out is not None:
             raise _core.GtValueError("inplace=True writes the result into a itself: drop out")
-        if rows != cols:
-            raise _core.GtValueError(f"inplace=True needs a square array: a is {rows}x{cols}, and in place gtranspose "
-                                     "transposes square arrays only for now (use transpose(a) for a new array)")
         if view.readonly:
             raise _core.GtValueError("inplace=True needs a writeable array: a is read-only")
+        if rows != cols:
+            return _inplace_rect(a, view, es, kernel)
         lay = layout(view.shape, view.strides, es)
         if lay is None:
             raise _core.GtValueError(f"inplace=True needs an axis of unit stride: a's strides are {view.strides}")

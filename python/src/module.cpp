@@ -248,6 +248,14 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("ptr"), py::arg("n"), py::arg("elem_size"), py::arg("ld"), py::arg("stream"), py::arg("kernel"));
   m.def(
+      "transpose_device_inplace_rect",
+      [](std::uintptr_t data, std::uint64_t rows, std::uint64_t cols, std::size_t es, std::uintptr_t stream,
+         const std::string& kernel) {
+        py::gil_scoped_release nogil;
+        return gt::transpose_device_inplace(as_ptr(data), rows, cols, es, device_options(0, 0, stream, kernel));
+      },
+      py::arg("ptr"), py::arg("rows"), py::arg("cols"), py::arg("elem_size"), py::arg("stream"), py::arg("kernel"));
+  m.def(
       "copy_device",
       [](std::uintptr_t in, std::uintptr_t out, std::uint64_t rows, std::uint64_t cols, std::size_t es,
          std::uint64_t ld_in, std::uint64_t ld_out, std::uintptr_t stream) {

@@ -124,8 +124,10 @@ def test_device_refusals():
         gt.transpose(a, out=np.zeros((6, 8), np.float32))
     with pytest.raises(gt.GtValueError, match="out has dtype int32"):
         gt.transpose(a, out=host_cai(np.zeros((6, 8), np.int32)))
-    with pytest.raises(gt.GtValueError, match="needs a square array: a is 8x6"):
+    with pytest.raises(gt.GtValueError, match="returns a view of new shape, which gtranspose can make for CuPy arrays"):
         gt.transpose(a, inplace=True)
+    with pytest.raises(gt.GtValueError, match="8x6 rectangle needs a contiguous array"):
+        gt.transpose(host_cai(pattern((8, 12), np.float32)[:, ::2]), inplace=True)
     with pytest.raises(gt.GtValueError, match="no axis of unit stride: pass a contiguous array"):
         gt.transpose(host_cai(np.zeros((8, 8), np.float32)[::2, ::2]))
 
@@ -201,6 +203,25 @@ def test_cupy_inplace(cupy, size):
     want = base_host.copy()
     want[5:45, 20:60] = base_host[5:45, 20:60].T
     assert same_bytes(cupy.asnumpy(base), want)
+
+
+@pytest.mark.parametrize("size", sorted(SIZED))
+def test_cupy_inplace_rectangles(cupy, size):
+    # c = 1, c > 1, one side dividing the other, long rows (a cluster's),
+    # and a row that is its own transpose.
+    for shape in ((2, 3), (31, 33), (1000, 999), (96, 256), (256, 96), (7, 5000), (40000, 3), (1, 50)):
+        a_host = pattern(shape, SIZED[size])
+        a = to_cupy(cupy, a_host)
+        ptr = a.data.ptr
+        b = gt.transpose(a, inplace=True)
+        assert isinstance(b, cupy.ndarray) and b.shape == shape[::-1] and b.data.ptr == ptr and b.flags.c_contiguous
+        assert same_bytes(cupy.asnumpy(b), np.ascontiguousarray(a_host.T)), shape
+        f = cupy.asfortranarray(to_cupy(cupy, a_host))
+        g = gt.transpose(f, inplace=True)
+        assert g.shape == shape[::-1] and g.flags.f_contiguous and g.data.ptr == f.data.ptr
+        assert same_bytes(cupy.asnumpy(g), np.ascontiguousarray(a_host.T)), shape
+    with pytest.raises(gt.GtValueError, match="needs a contiguous array"):
+        gt.transpose(to_cupy(cupy, pattern((8, 12), np.float32))[:, ::2], inplace=True)
 
 
 def test_cupy_streams(cupy):

@@ -108,6 +108,12 @@ const Shape kInPlace[] = {
 const Shape kSanitizeOut[] = {{67, 45, 3, 5, "67x45_ld3_5"}, {144, 160, 0, 0, "144x160"}, {3, 4000, 0, 0, "3x4000"},
                               {4000, 5, 0, 0, "4000x5"}, {1003, 3, 0, 5, "1003x3_ld0_5"}, {260, 259, 1, 3, "260x259_ld1_3"}};
 const Shape kSanitizeIn[] = {{45, 45, 2, 0, "45x45_ld2"}, {144, 144, 0, 0, "144x144"}, {259, 259, 0, 0, "259x259"}};
+// inplace-rect's paths at small sizes: c = 1 and c > 1 on chip, a long row
+// (a cluster's from 4-byte elements), a tall band (a cluster's for f32 and
+// wider), and a row and a column past a cluster (the device-memory batches).
+const Shape kSanitizeRect[] = {{67, 45, 0, 0, "67x45"},     {40, 24, 0, 0, "40x24"},     {3, 60000, 0, 0, "3x60000"},
+                               {5000, 7, 0, 0, "5000x7"},   {2, 2000000, 0, 0, "2x2000000"},
+                               {2000000, 2, 0, 0, "2000000x2"}};
 const Shape kHugeSquare{50000, 50000, 0, 0, "50000x50000"};
 const Shape kHugeNarrow{715827889, 3, 0, 15, "715827889x3_lo15"};
 
@@ -278,7 +284,9 @@ void run_case(const Case& c, const std::string& test_name, std::string* skip) {
   GTT_CUDA(cudaStreamSynchronize(stream));
   GTT_CUDA(cudaStreamDestroy(stream));
 
-  const gtt::Check res = inplace ? gtt::verify(in.get(), c.elem, rows, cols, ld_in, seed, true, gtt::kPadIn)
+  // A rectangle in place (packed) leaves cols x rows in the same memory.
+  const gtt::Check res = inplace && rows != cols ? gtt::verify(in.get(), c.elem, cols, rows, rows, seed, true, gtt::kPadIn)
+                         : inplace ? gtt::verify(in.get(), c.elem, rows, cols, ld_in, seed, true, gtt::kPadIn)
                                  : gtt::verify(out.get(), c.elem, out_rows, out_cols, ld_out, seed, !copy, gtt::kPoison);
   ASSERT_EQ(res.error, "") << repro;
   EXPECT_EQ(res.count, 0u) << res.count << " wrong elements; first at " << (inplace ? "matrix" : "output")
@@ -328,6 +336,62 @@ TEST_P(BlockShapes, MatchesPattern) {
 INSTANTIATE_TEST_SUITE_P(Kernels, BlockShapes, ::testing::ValuesIn(block_cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
 
+// inplace-rect, every element size, at shapes that take each of its paths:
+// c = gcd(rows, cols) of 1 and more (the rotation step), one side dividing
+// the other, rows on chip in groups and spread over clusters of 2 to 16
+// blocks, column bands in one block and over clusters, and rows and columns
+// longer than a cluster holds (the device-memory batches); rows of one
+// element and columns of one, which are their own transpose in memory.
+const Shape kRect[] = {
+    {2, 3, 0, 0, "2x3"},           {3, 2, 0, 0, "3x2"},             {1, 1000, 0, 0, "1x1000"},
+    {1000, 1, 0, 0, "1000x1"},     {31, 33, 0, 0, "31x33"},         {1000, 999, 0, 0, "1000x999"},
+    {999, 1000, 0, 0, "999x1000"}, {1024, 512, 0, 0, "1024x512"},   {512, 1024, 0, 0, "512x1024"},
+    {96, 256, 0, 0, "96x256"},     {4097, 1000, 0, 0, "4097x1000"}, {12345, 678, 0, 0, "12345x678"},
+    {64, 40000, 0, 0, "64x40000"}, {40000, 64, 0, 0, "40000x64"},   {6, 300000, 0, 0, "6x300000"},
+    {300000, 6, 0, 0, "300000x6"}, {3, 2000000, 0, 0, "3x2000000"}, {2000000, 3, 0, 0, "2000000x3"},
+    {6, 2000000, 0, 0, "6x2000000"}, {2000000, 6, 0, 0, "2000000x6"}, {5000, 7, 0, 0, "5000x7"},
+    {70001, 3, 0, 0, "70001x3"},   {3, 70001, 0, 0, "3x70001"},     {2048, 6144, 0, 0, "2048x6144"},
+};
+// Shapes whose steps take clusters on a GPU that has them, run again as on
+// one without (GT_TEST_RECT_NO_CLUSTERS=1): one block per band, or the
+// device-memory batches.
+const Shape kRectNoClusters[] = {
+    {64, 40000, 0, 0, "64x40000"}, {40000, 64, 0, 0, "40000x64"}, {5000, 7, 0, 0, "5000x7"},
+    {6, 300000, 0, 0, "6x300000"}, {1000, 999, 0, 0, "1000x999"},
+};
+
+std::vector<Case> rect_cases(const Shape* shapes, std::size_t count) {
+  std::vector<Case> out;
+  for (std::size_t s : kSizes)
+    for (std::size_t i = 0; i < count; ++i) out.push_back({"inplace-rect", s, shapes[i]});
+  return out;
+}
+
+class Rect : public Catalogue {};
+
+TEST_P(Rect, MatchesPattern) {
+  std::string skip;
+  run_case(GetParam(), case_name(GetParam()), &skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+INSTANTIATE_TEST_SUITE_P(InplaceRect, Rect, ::testing::ValuesIn(rect_cases(kRect, std::size(kRect))),
+                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
+
+class RectNoClusters : public Catalogue {};
+
+TEST_P(RectNoClusters, MatchesPattern) {
+  setenv("GT_TEST_RECT_NO_CLUSTERS", "1", 1);
+  std::string skip;
+  run_case(GetParam(), case_name(GetParam()) + "_noclusters", &skip);
+  unsetenv("GT_TEST_RECT_NO_CLUSTERS");
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+INSTANTIATE_TEST_SUITE_P(InplaceRect, RectNoClusters,
+                         ::testing::ValuesIn(rect_cases(kRectNoClusters, std::size(kRectNoClusters))),
+                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
+
 // One small run of every kernel and element size, at shapes that take every
 // path (16-byte tiles, partial tiles, leading dimensions): the target of the
 // compute-sanitizer memcheck and racecheck runs in scripts/gpu-check.sh.
@@ -339,6 +403,8 @@ std::vector<Case> sanitize_cases() {
         for (const auto& sh : kSanitizeIn) out.push_back({k.name, s, sh});
       else
         for (const auto& sh : kSanitizeOut) out.push_back({k.name, s, sh});
+  for (std::size_t s : kSizes)
+    for (const auto& sh : kSanitizeRect) out.push_back({"inplace-rect", s, sh});
     }
   return out;
 }
@@ -385,6 +451,15 @@ TEST(Huge, InplaceTiledI8Over2To31Elements) {
   run_huge("inplace-tiled", kHugeSquare);
 }
 
+// A rectangle of 2^31 + 16352 one-byte elements in place (c = 50: all three
+// steps): offsets past 32 bits in every step; its column bands (50000 rows)
+// spread over clusters of 16 blocks, its rows (42950 bytes) on chip.
+const Shape kHugeRect{50000, 42950, 0, 0, "50000x42950"};
+TEST(Huge, InplaceRectI8Over2To31Elements) {
+  GT_SKIP_WITHOUT_GPU();
+  run_huge("inplace-rect", kHugeRect);
+}
+
 // Host-only: every case of every suite above against kRefused, on any
 // machine (no GPU needed). A kernel whose supports() starts refusing a case
 // it should take fails here first.
@@ -395,6 +470,9 @@ TEST(Refusals, ExactlyTheListedOnes) {
   all.push_back({"padded", 1, kHugeSquare});
   all.push_back({"padded", 1, kHugeNarrow});
   all.push_back({"inplace-tiled", 1, kHugeSquare});
+  all.push_back({"inplace-rect", 1, kHugeRect});
+  for (const Shape& sh : kRect) all.push_back({"inplace-rect", 4, sh});
+  for (const Shape& sh : kRectNoClusters) all.push_back({"inplace-rect", 4, sh});
   std::set<const Refusal*> used;
   for (const Case& c : all) {
     const KernelInfo* k = gt::kernels::find(c.kernel);
@@ -416,7 +494,7 @@ TEST(Registry, NamesAreUniqueAndFindable) {
   }
   const char* catalogue[] = {"copy", "copy-col", "naive-row", "naive-col", "row-per-thread", "single-thread",
                              "tiled", "smem", "padded", "unrolled", "unroll4-row", "unroll4-col", "diagonal",
-                             "smem-unroll-pad-dyn", "inplace-swap", "inplace-tiled"};
+                             "smem-unroll-pad-dyn", "inplace-swap", "inplace-tiled", "inplace-rect"};
   for (const char* n : catalogue) EXPECT_NE(gt::kernels::find(n), nullptr) << n;
   EXPECT_EQ(gt::kernels::find("no-such-kernel"), nullptr);
   EXPECT_NE(gt::kernels::names(Kind::inplace).find("inplace-tiled"), std::string::npos);
@@ -444,6 +522,15 @@ TEST(Registry, SupportsExplainsRefusals) {
   p.elem_size = 4;
   EXPECT_FALSE(gt::kernels::find("inplace-tiled")->supports(p, &why));
   EXPECT_NE(why.find("square"), std::string::npos) << why;
+  EXPECT_NE(why.find("inplace-rect takes rectangles"), std::string::npos) << why;
+  EXPECT_TRUE(gt::kernels::find("inplace-rect")->supports(p, &why)) << why;
+  p.ld_in = 14;
+  EXPECT_FALSE(gt::kernels::find("inplace-rect")->supports(p, &why));
+  EXPECT_NE(why.find("10x12 rectangle in place must be packed"), std::string::npos) << why;
+  p.rows = 12;
+  EXPECT_TRUE(gt::kernels::find("inplace-rect")->supports(p, &why)) << why;  // a square with a leading dimension
+  p.rows = 10;
+  p.ld_in = 0;
   p.block_x = 16;
   p.block_y = 16;
   EXPECT_FALSE(gt::kernels::find("unrolled")->supports(p, &why));

@@ -42,6 +42,15 @@ std::string transpose_device(const void* in, void* out, std::uint64_t rows, std:
 std::string transpose_device_inplace(void* data, std::uint64_t n, std::size_t elem_size,
                                      const DeviceOptions& opts = {});
 
+// data (rows x cols, packed rows when rows != cols) becomes its cols x rows
+// transpose in the same memory. A rectangle runs `inplace-rect` (three
+// passes over the matrix through on-chip memory; rows or columns too long
+// for 16 blocks' shared memory go through a device scratch of max(rows,
+// cols) elements up to 64 MiB, allocated on opts.stream). The caller then
+// reads the memory as cols x rows.
+std::string transpose_device_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                                     const DeviceOptions& opts = {});
+
 // out (rows x cols, ld_out) = in (rows x cols, ld_in) in device memory, on
 // opts.stream: a transpose whose input is stored column by column (a
 // transposed view of a row-major matrix) is this copy.

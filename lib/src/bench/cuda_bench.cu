@@ -250,11 +250,16 @@ std::uint64_t isqrt(std::uint64_t v) {
   return r;
 }
 
-// The shape a kernel runs on in a case of `shape`: in-place kernels need a
-// square, so a rectangular case lends them its buffers as the largest square
-// that fits.
-Shape shape_for(const kernels::KernelInfo& k, Shape shape) {
+// The shape a kernel runs on in a case of `shape`: in-place kernels that
+// need a square get, in a rectangular case, the largest square that fits
+// its buffers.
+Shape shape_for(const kernels::KernelInfo& k, std::size_t es, Shape shape) {
   if (k.kind != kernels::Kind::inplace || shape.rows == shape.cols) return shape;
+  kernels::Problem p;
+  p.rows = shape.rows;
+  p.cols = shape.cols;
+  p.elem_size = es;
+  if (k.supports(p, nullptr)) return shape;  // inplace-rect takes the rectangle itself
   // The largest square of no more elements, with its side rounded down to a
   // multiple of 128 when it is that big: rows whose byte length is not a
   // multiple of 16 take the kernels' element-wise path (PERF.md), and an
@@ -331,7 +336,7 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
   }
 
   for (const kernels::KernelInfo* k : x.kernels) {
-    const Shape ks = shape_for(*k, shape);
+    const Shape ks = shape_for(*k, x.es, shape);
     const kernels::Problem p = problem_for(x, ks);
     Candidate c = kernel_candidate(*k, p, "");
     if (ks != shape) c.note = "square " + to_string(ks) + ": in place needs a square";
@@ -363,7 +368,7 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
     // accept: a row per refusal would bury the table.
     for (const kernels::KernelInfo* k : x.kernels) {
       if (!k->block_shape) continue;
-      const Shape ks = shape_for(*k, shape);
+      const Shape ks = shape_for(*k, x.es, shape);
       for (const auto& b : kBlockShapes) {
         kernels::Problem p = problem_for(x, ks);
         p.block_x = b[0];

@@ -108,14 +108,26 @@ std::string transpose_device(const void* in, void* out, std::uint64_t rows, std:
 }
 
 std::string transpose_device_inplace(void* data, std::uint64_t n, std::size_t elem_size, const DeviceOptions& opts) {
+  return transpose_device_inplace(data, n, n, elem_size, opts);
+}
+
+std::string transpose_device_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                                     const DeviceOptions& opts) {
   const char* api = "gt::transpose_device_inplace";
   const int device = device_of(api, "data", data);
-  if (opts.ld_out && opts.ld_out != (opts.ld_in ? opts.ld_in : n))
+  if (opts.ld_out && opts.ld_out != (opts.ld_in ? opts.ld_in : cols))
     usage(api, "ld_out differs from ld_in: in place, the matrix has one leading dimension (leave ld_out 0)");
-  (void)span_of(api, "matrix", data, n, n, elem_size, opts.ld_in);
-  const kernels::KernelInfo& k = cuda::pick_kernel(opts.kernel, elem_size, kernels::Kind::inplace);
+  (void)span_of(api, "matrix", data, rows, cols, elem_size, opts.ld_in);
+  if (rows != cols && opts.ld_in && opts.ld_in != cols)
+    usage(api, "a " + to_string(Shape{rows, cols}) + " rectangle in place must be packed (ld_in " +
+                   std::to_string(opts.ld_in) + ", not " + std::to_string(cols) +
+                   "): its transpose has rows of another length");
+  // auto: the tuned square kernel for a square, inplace-rect for a rectangle.
+  const kernels::KernelInfo& k = rows != cols && (opts.kernel.empty() || opts.kernel == "auto")
+                                     ? *kernels::find("inplace-rect")
+                                     : cuda::pick_kernel(opts.kernel, elem_size, kernels::Kind::inplace);
   OnDevice on(device);
-  k.launch(data, nullptr, kernels::Problem{n, n, elem_size, opts.ld_in, 0}, stream_of(opts));
+  k.launch(data, nullptr, kernels::Problem{rows, cols, elem_size, opts.ld_in, 0}, stream_of(opts));
   return k.name;
 }
 

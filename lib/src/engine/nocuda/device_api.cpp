@@ -22,6 +22,9 @@ std::string transpose_device(const void*, void*, std::uint64_t, std::uint64_t, s
 std::string transpose_device_inplace(void*, std::uint64_t, std::size_t, const DeviceOptions&) {
   no_cuda("gt::transpose_device_inplace");
 }
+std::string transpose_device_inplace(void*, std::uint64_t, std::uint64_t, std::size_t, const DeviceOptions&) {
+  no_cuda("gt::transpose_device_inplace");
+}
 void copy_device(const void*, void*, std::uint64_t, std::uint64_t, std::size_t, const DeviceOptions&) {
   no_cuda("gt::copy_device");
 }

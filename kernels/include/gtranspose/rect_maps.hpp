@@ -1,0 +1,200 @@
+// The index maps of an in-place rectangular transpose, for the device kernel
+// `inplace-rect` (kernels/inplace_rect.cu) and the host tests that check them
+// without a GPU (tests/host/core/test_rect_maps.cpp). Plain C++: under nvcc
+// every function is also a device function.
+//
+// An m x n row-major matrix becomes its n x m transpose in the same memory by
+// the decomposition of Catanzaro, Keller and Garland ("A decomposition for
+// in-place matrix transposition", PPoPP 2014), the same three steps as the
+// host's inplace/general.cpp:
+//   1. (only when c = gcd(m, n) > 1) each column j is rotated:
+//        new[i][j] = old[(i + j / b) mod m][j];
+//   2. each row i is shuffled:        new[i][j] = old[i][shuffle(i, j)];
+//   3. each column is permuted:       new[i][j] = old[(permuted_row(i) + j) mod m][j];
+// with a = m / c, b = n / c and k the inverse of a modulo b (of m modulo n
+// when c = 1). Steps 1 and 3 are column gathers "row R(i) + C(j) mod m";
+// step 2 a gather inside one row. The kernels walk both with the iterators
+// below, which step by a fixed stride without a division per element.
+#pragma once
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define GT_RECT_HD __host__ __device__ __forceinline__
+#else
+#define GT_RECT_HD inline
+#endif
+
+namespace gt::kernels::rect {
+
+using u64 = std::uint64_t;
+
+GT_RECT_HD u64 mulmod(u64 x, u64 y, u64 m) { return u64((unsigned __int128)x * y % m); }
+
+struct Maps {
+  u64 m = 0, n = 0;  // rows and columns of the input
+  u64 c = 0, a = 0, b = 0, k = 0;
+  u64 shift_a = 0;   // k * ((m mod n) / c) mod b: step 2's extra term for its last c - 1 rows
+  u64 n_mod_m = 0;
+};
+
+// gcd(x, y) and x's inverse modulo y when they are coprime (else 0).
+inline void gcd_inverse(u64 x, u64 y, u64* g, u64* inverse) {
+  __int128 a = x, b = y, s = 1, s_next = 0;
+  while (b != 0) {
+    const __int128 q = a / b;
+    const __int128 r = a - q * b;
+    a = b;
+    b = r;
+    const __int128 t = s - q * s_next;
+    s = s_next;
+    s_next = t;
+  }
+  *g = u64(a);
+  *inverse = 0;
+  if (a == 1) {
+    __int128 v = s % __int128(y);
+    if (v < 0) v += y;
+    *inverse = u64(v);
+  }
+}
+
+inline Maps make_maps(u64 m, u64 n) {
+  Maps p;
+  p.m = m;
+  p.n = n;
+  u64 t = 0;
+  gcd_inverse(m, n, &p.c, &t);
+  p.a = m / p.c;
+  p.b = n / p.c;
+  if (p.c > 1) {
+    u64 g = 0;
+    gcd_inverse(p.a, p.b, &g, &p.k);
+  } else {
+    p.k = t;
+  }
+  p.shift_a = mulmod(p.k % p.b, ((m % n) / p.c) % p.b, p.b);
+  p.n_mod_m = n % m;
+  return p;
+}
+
+// The maps written directly, as inplace/general.cpp has them.
+GT_RECT_HD u64 rotation_col(const Maps& p, u64 j) { return (j / p.b) % p.m; }
+GT_RECT_HD u64 permuted_row(const Maps& p, u64 i) {
+  return (mulmod(i % p.m, p.n_mod_m, p.m) + p.m - (i / p.a) % p.m) % p.m;
+}
+GT_RECT_HD u64 shuffle(const Maps& p, u64 i, u64 j) {
+  u64 f = j + i * (p.n - 1);  // only f mod n matters below: wrap-around is harmless
+  const u64 fm = (f % p.n + ((i + p.c > p.m + j % p.c) ? p.m % p.n : 0)) % p.n;
+  return mulmod(p.k, fm / p.c, p.b) + (fm % p.c) * p.b;
+}
+
+// Step 2 along one row: the column that row i's element j comes from, for
+// j = j0, j0 + step, j0 + 2 step, ... With g = (j - i) mod n = q c + r,
+// shuffle(i, j) = (k q mod b) + r b, plus shift_a inside the mod b where
+// j mod c < i + c - m (the row's last c - 1 rows only).
+struct ShuffleIter {
+  u64 c, b, r, q, kq, jc, thr, shift_a;
+  u64 dr, dq, kdq, kdq1;  // the stride's parts
+  GT_RECT_HD ShuffleIter(const Maps& p, u64 i, u64 j0, u64 step) : c(p.c), b(p.b), shift_a(p.shift_a) {
+    const u64 n = p.n;
+    const u64 g = (j0 % n + n - i % n) % n;
+    q = g / c;
+    r = g % c;
+    kq = mulmod(p.k, q, b);
+    jc = j0 % c;
+    thr = (i + c > p.m) ? i + c - p.m : 0;
+    const u64 s = step % n;
+    dq = s / c;
+    dr = s % c;
+    kdq = mulmod(p.k, dq, b);
+    kdq1 = mulmod(p.k, (dq + 1) % b, b);
+  }
+  GT_RECT_HD u64 value() const {
+    u64 v = kq;
+    if (jc < thr) {
+      v += shift_a;
+      if (v >= b) v -= b;
+    }
+    return v + r * b;
+  }
+  GT_RECT_HD void advance() {
+    r += dr;
+    const bool carry = r >= c;
+    if (carry) r -= c;
+    q += dq + (carry ? 1 : 0);
+    if (q >= b) q -= b;
+    kq += carry ? kdq1 : kdq;
+    if (kq >= b) kq -= b;
+    jc += dr;
+    if (jc >= c) jc -= c;
+  }
+};
+
+// Steps 1 and 3 down one column band: R(i) for i = i0, i0 + step, ...
+// (rotation: R(i) = i; permutation: R(i) = permuted_row(i)).
+struct RowIter {
+  u64 m, a, step_m, p_step, a_q, a_r;
+  u64 pm, iq, ir;  // i * (n mod m) mod m, i / a, i mod a
+  bool rotation;
+  u64 i;
+  GT_RECT_HD RowIter(const Maps& p, bool rotate, u64 i0, u64 step) : m(p.m), a(p.a), rotation(rotate), i(i0 % p.m) {
+    step_m = step % p.m;
+    pm = mulmod(i0 % p.m, p.n_mod_m, p.m);
+    p_step = mulmod(step_m, p.n_mod_m, p.m);
+    iq = i0 / p.a;
+    ir = i0 % p.a;
+    a_q = step / p.a;
+    a_r = step % p.a;
+  }
+  GT_RECT_HD u64 value() const {
+    if (rotation) return i;
+    return pm >= iq ? pm - iq : pm + m - iq;  // iq = i / a < c <= m
+  }
+  GT_RECT_HD void advance() {
+    i += step_m;
+    if (i >= m) i -= m;
+    pm += p_step;
+    if (pm >= m) pm -= m;
+    ir += a_r;
+    const bool carry = ir >= a;
+    if (carry) ir -= a;
+    iq += a_q + (carry ? 1 : 0);
+  }
+};
+
+// C(j): column j's shift in steps 1 and 3.
+GT_RECT_HD u64 col_shift(const Maps& p, bool rotate, u64 j) { return rotate ? rotation_col(p, j) : j % p.m; }
+
+// C(j) for j = j0, j0 + step, ... (step 1: j / b, which stays below c <= m
+// inside the matrix; step 3: j mod m).
+struct ColShiftIter {
+  u64 m, b, q, r, dq, dr;
+  bool rotation;
+  GT_RECT_HD ColShiftIter(const Maps& p, bool rotate, u64 j0, u64 step) : m(p.m), b(p.b), rotation(rotate) {
+    if (rotate) {
+      q = j0 / b;
+      r = j0 % b;
+      dq = step / b;
+      dr = step % b;
+    } else {
+      q = j0 % m;
+      r = 0;
+      dq = step % m;
+      dr = 0;
+    }
+  }
+  GT_RECT_HD u64 value() const { return q < m ? q : q % m; }
+  GT_RECT_HD void advance() {
+    if (rotation) {
+      r += dr;
+      const bool carry = r >= b;
+      if (carry) r -= b;
+      q += dq + (carry ? 1 : 0);
+    } else {
+      q += dq;
+      if (q >= m) q -= m;
+    }
+  }
+};
+
+}  // namespace gt::kernels::rect

@@ -1,8 +1,11 @@
 // `inplace-rect`: any m x n matrix (packed rows) becomes its n x m transpose
 // in the same device memory, by the three steps of gtranspose/rect_maps.hpp
-// (a column rotation when gcd(m, n) > 1, a shuffle inside each row, a
-// permutation of each column). Every step reads the matrix once and writes
-// it once; what a step gathers from waits in on-chip memory:
+// (a column rotation when c = gcd(m, n) > 1, a shuffle inside each row, a
+// permutation of each column), or, where c is large, by the blocked route:
+// every c x c block transposed where it lies (inplace-tiled), then one pass
+// that moves the blocks' rows to their places (rect::SegIter). Every step
+// reads the matrix once and writes it once; what a step gathers from waits
+// in on-chip memory:
 //   - a row step holds whole rows in one block's shared memory (several short
 //     rows per block), or one long row spread over a cluster of up to 16
 //     blocks (distributed shared memory, sm_90);
@@ -80,54 +83,111 @@ __device__ __forceinline__ E* shared_of(E* mine, unsigned rank) {
   return mine;
 }
 
-struct ColArgs {
+// Loads in flight per thread: each loop issues U independent loads
+// (global, shared or another block's shared memory) before it uses any, so
+// that an SM keeps enough bytes moving to cover the memory's latency.
+template <std::size_t S>
+constexpr int unroll_of() {
+  return S == 16 ? 2 : S == 8 ? 4 : 8;
+}
+
+// How a band's rows find their sources: steps 1 and 3 (row R(i) + C(j)
+// mod m), or the blocked route's segment gather (rows are segments, no
+// column shift).
+struct BandArgs {
   rect::Maps mp;
-  bool rotate;      // step 1 (else step 3)
-  u64 width;        // W columns per band, a power of two <= kThreads
-  unsigned wshift;  // log2 W
-  u64 part;         // rows per block of a cluster (a power of two); m without clusters
-  unsigned pshift;
-  u64 nbands;
+  rect::SegMap seg;
+  u64 rows = 0, cols = 0;  // the matrix as the kernel sees it
+  u64 width = 1;         // W columns per band, a power of two <= kThreads
+  unsigned wshift = 0;   // log2 W
+  u64 part = 0;          // rows per block of a cluster (a power of two); all rows without clusters
+  unsigned pshift = 0;
+  u64 nbands = 0;
 };
 
-// Steps 1 and 3 on chip: each cluster (or block) takes bands of W columns;
+// Which rows a band step gathers: step 1 (rotation), step 3 (permutation),
+// or the blocked route's segments.
+enum class Band { rotate, permute, segments };
+
+template <Band kMode>
+struct BandMaps;
+template <>
+struct BandMaps<Band::rotate> {
+  static __device__ rect::RotIter rows(const BandArgs& g, u64 i0, u64 step) { return {g.mp, i0, step}; }
+  static __device__ const rect::Maps& map(const BandArgs& g) { return g.mp; }
+  static __device__ u64 shift(const BandArgs& g, u64 j) { return rect::rotation_col(g.mp, j); }
+};
+template <>
+struct BandMaps<Band::permute> {
+  static __device__ rect::PermIter rows(const BandArgs& g, u64 i0, u64 step) { return {g.mp, i0, step}; }
+  static __device__ const rect::Maps& map(const BandArgs& g) { return g.mp; }
+  static __device__ u64 shift(const BandArgs& g, u64 j) { return j % g.mp.m; }
+};
+template <>
+struct BandMaps<Band::segments> {
+  static __device__ rect::SegIter rows(const BandArgs& g, u64 i0, u64 step) { return {g.seg, i0, step}; }
+  static __device__ const rect::SegMap& map(const BandArgs& g) { return g.seg; }
+  static __device__ u64 shift(const BandArgs&, u64) { return 0; }
+};
+
+// A band step on chip: each cluster (or block) takes bands of W columns;
 // every block loads its rows of the band, then writes them from wherever
 // their source rows lie.
-template <class E, bool kCluster>
-__global__ void __launch_bounds__(kThreads) col_kernel(E* d, ColArgs g) {
+template <class E, bool kCluster, Band kMode>
+__global__ void __launch_bounds__(kThreads, 2) band_kernel(E* d, BandArgs g) {
+  using Maps = BandMaps<kMode>;
+  constexpr int U = unroll_of<sizeof(E)>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   E* s = reinterpret_cast<E*>(smem_raw);
   unsigned rank, size;
   cluster_place<kCluster>(rank, size);
   const u64 nclusters = gridDim.x / size, cid = blockIdx.x / size;
-  const u64 m = g.mp.m, n = g.mp.n, W = g.width;
+  const u64 m = g.rows, n = g.cols, W = g.width;
   const unsigned tj = threadIdx.x & unsigned(W - 1), ti = threadIdx.x >> g.wshift;
   const unsigned rstep = kThreads >> g.wshift;
   const u64 row0 = kCluster ? u64(rank) << g.pshift : 0;
   const u64 rows_here = kCluster ? (row0 < m ? min(g.part, m - row0) : 0) : m;
-  // The thread's rows are the same in every band: their R(i) walk starts
-  // from one state; its column moves by a fixed stride from band to band.
-  const rect::RowIter rows_from(g.mp, g.rotate, row0 + ti, rstep);
-  rect::ColShiftIter cols(g.mp, g.rotate, (cid << g.wshift) + tj, nclusters << g.wshift);
-  for (u64 band = cid; band < g.nbands; band += nclusters, cols.advance()) {
+  const u64 jump = u64(rstep) * n;
+  // The thread's rows are the same in every band: their source walk starts
+  // from one state.
+  const auto rows_from = Maps::rows(g, row0 + ti, rstep);
+  for (u64 band = cid; band < g.nbands; band += nclusters) {
     const u64 j = (band << g.wshift) + tj;
     const bool live = j < n;
     if (live) {
       const E* from = d + (row0 + ti) * n + j;
-      for (u64 r = ti; r < rows_here; r += rstep, from += u64(rstep) * n) s[r * W + tj] = *from;
+      for (u64 r0 = ti; r0 < rows_here; r0 += u64(U) * rstep, from += U * jump) {
+        E v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (r0 + u64(u) * rstep < rows_here) v[u] = from[u * jump];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (r0 + u64(u) * rstep < rows_here) s[(r0 + u64(u) * rstep) * W + tj] = v[u];
+      }
     }
     barrier<kCluster>();
     if (live) {
-      const u64 cj = cols.value();
-      rect::RowIter it = rows_from;
+      const u64 cj = Maps::shift(g, j);
+      auto it = rows_from;
       E* to = d + (row0 + ti) * n + j;
-      for (u64 r = ti; r < rows_here; r += rstep, to += u64(rstep) * n, it.advance()) {
-        u64 src = it.value() + cj;
-        if (src >= m) src -= m;
-        if constexpr (kCluster)
-          *to = shared_of<kCluster>(s, unsigned(src >> g.pshift))[(src & (g.part - 1)) * W + tj];
-        else
-          *to = s[src * W + tj];
+      for (u64 r0 = ti; r0 < rows_here; r0 += u64(U) * rstep, to += U * jump) {
+        E v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          if (r0 + u64(u) * rstep < rows_here) {
+            u64 src = it.value(Maps::map(g)) + cj;
+            if (src >= m) src -= m;
+            if constexpr (kCluster)
+              v[u] = shared_of<kCluster>(s, unsigned(src >> g.pshift))[(src & (g.part - 1)) * W + tj];
+            else
+              v[u] = s[src * W + tj];
+            it.advance(Maps::map(g));
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (r0 + u64(u) * rstep < rows_here) to[u * jump] = v[u];
       }
     }
     barrier<kCluster>();
@@ -143,9 +203,24 @@ struct RowArgs {
   unsigned tpr = kThreads, tshift = 9;  // threads per row without clusters (a power of two)
 };
 
+// Copies `len` elements from global to shared memory, kUnroll loads in flight.
+template <int U, class E>
+__device__ __forceinline__ void load_run(E* s, const E* from, u64 len) {
+  for (u64 t0 = threadIdx.x; t0 < len; t0 += u64(U) * kThreads) {
+    E v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (t0 + u64(u) * kThreads < len) v[u] = from[t0 + u64(u) * kThreads];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (t0 + u64(u) * kThreads < len) s[t0 + u64(u) * kThreads] = v[u];
+  }
+}
+
 // Step 2 on chip: a block holds `group` whole rows, or a cluster one row.
 template <class E, bool kCluster>
-__global__ void __launch_bounds__(kThreads) row_kernel(E* d, RowArgs g) {
+__global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
+  constexpr int U = unroll_of<sizeof(E)>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   E* s = reinterpret_cast<E*>(smem_raw);
   unsigned rank, size;
@@ -157,13 +232,22 @@ __global__ void __launch_bounds__(kThreads) row_kernel(E* d, RowArgs g) {
       E* row = d + grp * n;
       const u64 j0 = u64(rank) << g.pshift;
       const u64 len = j0 < n ? min(g.part, n - j0) : 0;
-      for (u64 t = threadIdx.x; t < len; t += kThreads) s[t] = row[j0 + t];
+      load_run<U>(s, row + j0, len);
       barrier<kCluster>();
       if (threadIdx.x < len) {
         rect::ShuffleIter it(g.mp, grp, j0 + threadIdx.x, kThreads);
-        for (u64 t = threadIdx.x; t < len; t += kThreads, it.advance()) {
-          const u64 src = it.value();
-          row[j0 + t] = shared_of<kCluster>(s, unsigned(src >> g.pshift))[src & (g.part - 1)];
+        for (u64 t0 = threadIdx.x; t0 < len; t0 += u64(U) * kThreads) {
+          E v[U];
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+            if (t0 + u64(u) * kThreads < len) {
+              const u64 src = it.value(g.mp);
+              v[u] = shared_of<kCluster>(s, unsigned(src >> g.pshift))[src & (g.part - 1)];
+              it.advance(g.mp);
+            }
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+            if (t0 + u64(u) * kThreads < len) row[j0 + t0 + u64(u) * kThreads] = v[u];
         }
       }
       barrier<kCluster>();
@@ -171,8 +255,7 @@ __global__ void __launch_bounds__(kThreads) row_kernel(E* d, RowArgs g) {
       const u64 i0 = grp * g.group;
       const u64 rows = min(g.group, m - i0);
       E* base = d + i0 * n;
-      const u64 total = rows * n;
-      for (u64 t = threadIdx.x; t < total; t += kThreads) s[t] = base[t];
+      load_run<U>(s, base, rows * n);
       __syncthreads();
       // tpr threads per row, each walking every tpr-th element of it.
       const unsigned lane = threadIdx.x & (g.tpr - 1), slots = kThreads >> g.tshift;
@@ -180,7 +263,18 @@ __global__ void __launch_bounds__(kThreads) row_kernel(E* d, RowArgs g) {
         rect::ShuffleIter it(g.mp, i0 + rr, lane, g.tpr);
         E* row = base + rr * n;
         const E* srow = s + rr * n;
-        for (u64 j = lane; j < n; j += g.tpr, it.advance()) row[j] = srow[it.value()];
+        for (u64 j0 = lane; j0 < n; j0 += u64(U) * g.tpr) {
+          E v[U];
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+            if (j0 + u64(u) * g.tpr < n) {
+              v[u] = srow[it.value(g.mp)];
+              it.advance(g.mp);
+            }
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+            if (j0 + u64(u) * g.tpr < n) row[j0 + u64(u) * g.tpr] = v[u];
+        }
       }
       __syncthreads();
     }
@@ -198,26 +292,28 @@ __global__ void __launch_bounds__(kThreads) row_gather(E* d, const E* scratch, r
     const u64 j_begin = q * chunk + threadIdx.x, j_end = min(n, (q + 1) * chunk);
     if (j_begin >= j_end) continue;
     rect::ShuffleIter it(mp, i0 + rr, j_begin, kThreads);
-    for (u64 j = j_begin; j < j_end; j += kThreads, it.advance()) d[(i0 + rr) * n + j] = scratch[rr * n + it.value()];
+    for (u64 j = j_begin; j < j_end; j += kThreads, it.advance(mp))
+      d[(i0 + rr) * n + j] = scratch[rr * n + it.value(mp)];
   }
 }
 
-template <class E>
-__global__ void __launch_bounds__(kThreads) col_gather(E* d, const E* scratch, rect::Maps mp, bool rotate, u64 j0,
-                                                       u64 wb, unsigned wt_shift, u64 row_chunk) {
-  const u64 m = mp.m, n = mp.n, wt = u64(1) << wt_shift;
+template <class E, Band kMode>
+__global__ void __launch_bounds__(kThreads) band_gather(E* d, const E* scratch, BandArgs g, u64 j0, u64 wb,
+                                                        unsigned wt_shift, u64 row_chunk) {
+  const u64 m = g.rows, n = g.cols, wt = u64(1) << wt_shift;
   const unsigned tj = threadIdx.x & unsigned(wt - 1), ti = threadIdx.x >> wt_shift, rstep = kThreads >> wt_shift;
   const u64 col_chunks = (wb + wt - 1) >> wt_shift, row_chunks = (m + row_chunk - 1) / row_chunk;
   for (u64 u = blockIdx.x; u < col_chunks * row_chunks; u += gridDim.x) {
     const u64 rc = u / col_chunks, cc = u - rc * col_chunks;
     const u64 jj = (cc << wt_shift) + tj;
     if (jj >= wb) continue;
-    const u64 cj = rect::col_shift(mp, rotate, j0 + jj);
+    using Maps = BandMaps<kMode>;
+    const u64 cj = Maps::shift(g, j0 + jj);
     const u64 r_begin = rc * row_chunk + ti, r_end = min(m, (rc + 1) * row_chunk);
     if (r_begin >= r_end) continue;
-    rect::RowIter it(mp, rotate, r_begin, rstep);
-    for (u64 i = r_begin; i < r_end; i += rstep, it.advance()) {
-      u64 src = it.value() + cj;
+    auto it = Maps::rows(g, r_begin, rstep);
+    for (u64 i = r_begin; i < r_end; i += rstep, it.advance(Maps::map(g))) {
+      u64 src = it.value(Maps::map(g)) + cj;
       if (src >= m) src -= m;
       d[i * n + j0 + jj] = scratch[src * wb + jj];
     }
@@ -385,45 +481,71 @@ void row_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, L
   }
 }
 
-template <class E>
-void col_step(E* d, const rect::Maps& mp, bool rotate, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
-  constexpr std::size_t S = sizeof(E);
-  const u64 m = mp.m, n = mp.n;
+// How a band step runs on chip: one block per band of `width` columns, or
+// clusters of `cluster` blocks; width 0 when neither holds a band.
+struct BandPlan {
+  u64 width = 0;
+  unsigned cluster = 1;
+  u64 part = 0;
+};
+
+BandPlan plan_band(u64 m, u64 n, std::size_t S, const Gpu& gpu) {
+  BandPlan p;
   const u64 sector_w = std::max<u64>(1, kSectorBytes / S);
   // One block per band: the widest power-of-two band that fits, no wider
   // than the matrix (rounded up) or the block.
-  u64 w = 0;
   if (m * S <= kCap) {
-    w = u64(1) << log2_of(kCap / (m * S));
-    w = std::min<u64>({w, u64(kThreads), pow2_at_least(n)});
-  }
-  if (w && (w >= sector_w || w >= n || !gpu.clusters)) {
-    ColArgs g{mp, rotate, w, log2_of(w), m, 0, (n + w - 1) / w};
-    const std::size_t smem = std::size_t(m * w * S);
-    auto kernel = col_kernel<E, false>;
-    const unsigned blocks = unsigned(std::min<u64>(g.nbands, resident_blocks(kernel, smem, gpu)));
-    kernel<<<blocks, kThreads, smem, stream>>>(d, g);
-    GT_CUDA_LAUNCHED("inplace-rect");
-    return;
+    p.width = u64(1) << log2_of(kCap / (m * S));
+    p.width = std::min<u64>({p.width, u64(kThreads), pow2_at_least(n)});
+    p.part = m;
+    if (p.width >= sector_w || p.width >= n || !gpu.clusters) return p;
   }
   if (gpu.clusters) {
     // Bands of a sector where a cluster holds them, else of 16 or 8 bytes
     // (neighbouring bands, taken by neighbouring clusters at about the same
     // time, then share their sectors in L2).
-    bool tried = false;
-    for (u64 wc = std::min<u64>(sector_w, pow2_at_least(n)); !tried && (wc * S >= 8 || wc == sector_w); wc /= 2) {
+    for (u64 wc = std::min<u64>(sector_w, pow2_at_least(n)); wc >= 1 && (wc * S >= 8 || wc == sector_w); wc /= 2) {
       for (unsigned cl = 2; cl <= kMaxCluster; cl *= 2) {
         const u64 part = pow2_at_least((m + cl - 1) / cl);
-        if (part * wc * S > kCap) continue;
-        ColArgs g{mp, rotate, wc, log2_of(wc), part, log2_of(part), (n + wc - 1) / wc};
-        if (launch_clusters(col_kernel<E, true>, cl, std::size_t(part * wc * S), g.nbands, stream, d, g)) return;
-        tried = true;  // the GPU would not co-schedule it: no narrower band will do better
-        break;
+        if (part * wc * S <= kCap) return {wc, cl, part};
       }
       if (wc == 1) break;
     }
   }
-  // Columns longer than a cluster holds: batches of bands through device memory.
+  return p;  // a block's narrow band (without clusters), or width 0
+}
+
+// A band step over the g.rows x g.cols matrix: step 1 or 3, or the blocked
+// route's segment gather.
+template <class E, Band kMode>
+void band_step(E* d, BandArgs g, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
+  constexpr std::size_t S = sizeof(E);
+  const u64 m = g.rows, n = g.cols;
+  const BandPlan bp = plan_band(m, n, S, gpu);
+  if (bp.width && bp.cluster == 1) {
+    g.width = bp.width;
+    g.wshift = log2_of(bp.width);
+    g.part = m;
+    g.nbands = (n + bp.width - 1) / bp.width;
+    const std::size_t smem = std::size_t(m * bp.width * S);
+    auto kernel = band_kernel<E, false, kMode>;
+    const unsigned blocks = unsigned(std::min<u64>(g.nbands, resident_blocks(kernel, smem, gpu)));
+    kernel<<<blocks, kThreads, smem, stream>>>(d, g);
+    GT_CUDA_LAUNCHED("inplace-rect");
+    return;
+  }
+  if (bp.width) {
+    g.width = bp.width;
+    g.wshift = log2_of(bp.width);
+    g.part = bp.part;
+    g.pshift = log2_of(bp.part);
+    g.nbands = (n + bp.width - 1) / bp.width;
+    if (launch_clusters(band_kernel<E, true, kMode>, bp.cluster, std::size_t(bp.part * bp.width * S), g.nbands, stream,
+                        d, g))
+      return;
+  }
+  // Columns longer than a cluster holds (or clusters the GPU will not
+  // co-schedule): batches of bands through device memory.
   const u64 wb_max = std::max<u64>(1, scratch.get().bytes() / (m * S));
   E* sc = static_cast<E*>(scratch.get().get());
   for (u64 j0 = 0; j0 < n; j0 += wb_max) {
@@ -432,10 +554,49 @@ void col_step(E* d, const rect::Maps& mp, bool rotate, const Gpu& gpu, cudaStrea
     const unsigned wt_shift = log2_of(std::min<u64>(u64(kThreads), wb));
     const u64 row_chunk = 4096;
     const u64 units = ((wb + (u64(1) << wt_shift) - 1) >> wt_shift) * ((m + row_chunk - 1) / row_chunk);
-    col_gather<E><<<grid_1d(std::min<u64>(units, u64(gpu.sms) * 4)), kThreads, 0, stream>>>(d, sc, mp, rotate, j0, wb,
-                                                                                             wt_shift, row_chunk);
+    band_gather<E, kMode><<<grid_1d(std::min<u64>(units, u64(gpu.sms) * 4)), kThreads, 0, stream>>>(d, sc, g, j0, wb,
+                                                                                                   wt_shift, row_chunk);
     GT_CUDA_LAUNCHED("inplace-rect");
   }
+}
+
+template <class E>
+void col_step(E* d, const rect::Maps& mp, bool rotate, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
+  BandArgs g;
+  g.mp = mp;
+  g.rows = mp.m;
+  g.cols = mp.n;
+  if (rotate)
+    band_step<E, Band::rotate>(d, g, gpu, stream, scratch);
+  else
+    band_step<E, Band::permute>(d, g, gpu, stream, scratch);
+}
+
+// The blocked route (m = a c, n = b c): each c x c block transposed where it
+// lies by inplace-tiled, then one pass that moves the blocks' rows (segments
+// of c elements) to their places. Two passes instead of the decomposition's
+// three, where c is large: the route is taken for c >= kBlockedMinSide, a
+// few blocks (kBlockedMaxBlocks launches), and a segment band that fits on chip.
+constexpr u64 kBlockedMinSide = 256;
+constexpr u64 kBlockedMaxBlocks = 64;
+
+bool blocked_route(const rect::Maps& mp, std::size_t S, const Gpu& gpu) {
+  if (mp.c < kBlockedMinSide || mp.a * mp.b > kBlockedMaxBlocks) return false;
+  return plan_band(mp.a * mp.b * mp.c, mp.c, S, gpu).width != 0;
+}
+
+template <class E>
+void blocked_steps(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
+  constexpr std::size_t S = sizeof(E);
+  const u64 c = mp.c, n = mp.n;
+  const KernelInfo tiled = inplace_tiled_info();
+  for (u64 I = 0; I < mp.a; ++I)
+    for (u64 q = 0; q < mp.b; ++q) tiled.launch(d + I * c * n + q * c, nullptr, Problem{c, c, S, n, 0}, stream);
+  BandArgs g;
+  g.seg = rect::SegMap{mp.a, mp.b, c};
+  g.rows = mp.a * mp.b * c;
+  g.cols = c;
+  band_step<E, Band::segments>(d, g, gpu, stream, scratch);
 }
 
 bool inplace_rect_supports(const Problem& p, std::string* why) {
@@ -456,6 +617,7 @@ void launch_inplace_rect(const void* in, void*, const Problem& p, cudaStream_t s
     using E = carrier_t<S>;
     E* d = static_cast<E*>(const_cast<void*>(in));
     LazyScratch scratch{scratch_bytes(m, n, S), stream};
+    if (blocked_route(mp, S, gpu)) return blocked_steps(d, mp, gpu, stream, scratch);
     if (mp.c > 1) col_step(d, mp, true, gpu, stream, scratch);
     row_step(d, mp, gpu, stream, scratch);
     col_step(d, mp, false, gpu, stream, scratch);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -351,7 +352,29 @@ const Shape kRect[] = {
     {300000, 6, 0, 0, "300000x6"}, {3, 2000000, 0, 0, "3x2000000"}, {2000000, 3, 0, 0, "2000000x3"},
     {6, 2000000, 0, 0, "6x2000000"}, {2000000, 6, 0, 0, "2000000x6"}, {5000, 7, 0, 0, "5000x7"},
     {70001, 3, 0, 0, "70001x3"},   {3, 70001, 0, 0, "3x70001"},     {2048, 6144, 0, 0, "2048x6144"},
+    {33, 31, 0, 0, "33x31"},       {16384, 8192, 0, 0, "16384x8192"}, {8192, 16384, 0, 0, "8192x16384"},
+    {768, 512, 0, 0, "768x512"},   {512, 768, 0, 0, "512x768"},     {1000, 300, 0, 0, "1000x300"},
 };
+// Random shapes (sides 1 to 700, and a few to 5000), elements of 1, 4 and
+// 16 bytes: every case bit-exact.
+TEST(InplaceRectRandom, ManyShapes) {
+  GT_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(gtt::test_seed("InplaceRectRandom.ManyShapes"));
+  std::vector<std::string> labels;
+  labels.reserve(400);
+  for (int i = 0; i < 240; ++i) {
+    const std::uint64_t hi = i % 40 == 0 ? 5000 : 700;
+    const std::uint64_t rows = 1 + rng() % hi, cols = 1 + rng() % hi;
+    labels.push_back(std::to_string(rows) + "x" + std::to_string(cols));
+    const std::size_t es = kSizes[i % 5];
+    std::string skip;
+    SCOPED_TRACE(labels.back() + " e" + std::to_string(es));
+    run_case(Case{"inplace-rect", es, Shape{rows, cols, 0, 0, labels.back().c_str()}}, "InplaceRectRandom.ManyShapes",
+             &skip);
+    if (HasFailure()) break;
+  }
+}
+
 // Shapes whose steps take clusters on a GPU that has them, run again as on
 // one without (GT_TEST_RECT_NO_CLUSTERS=1): one block per band, or the
 // device-memory batches.

@@ -88,15 +88,19 @@ GT_RECT_HD u64 shuffle(const Maps& p, u64 i, u64 j) {
   return mulmod(p.k, fm / p.c, p.b) + (fm % p.c) * p.b;
 }
 
+// The iterators below keep only what changes as they step; the matrix's
+// constants come from the Maps (or SegMap) passed to value() and advance(),
+// which in a kernel is its parameter: no register holds them.
+
 // Step 2 along one row: the column that row i's element j comes from, for
 // j = j0, j0 + step, j0 + 2 step, ... With g = (j - i) mod n = q c + r,
 // shuffle(i, j) = (k q mod b) + r b, plus shift_a inside the mod b where
-// j mod c < i + c - m (the row's last c - 1 rows only).
+// j mod c < i + c - m (the matrix's last c - 1 rows only).
 struct ShuffleIter {
-  u64 c, b, r, q, kq, jc, thr, shift_a;
+  u64 r, q, kq, jc, thr;
   u64 dr, dq, kdq, kdq1;  // the stride's parts
-  GT_RECT_HD ShuffleIter(const Maps& p, u64 i, u64 j0, u64 step) : c(p.c), b(p.b), shift_a(p.shift_a) {
-    const u64 n = p.n;
+  GT_RECT_HD ShuffleIter(const Maps& p, u64 i, u64 j0, u64 step) {
+    const u64 n = p.n, c = p.c, b = p.b;
     const u64 g = (j0 % n + n - i % n) % n;
     q = g / c;
     r = g % c;
@@ -109,55 +113,59 @@ struct ShuffleIter {
     kdq = mulmod(p.k, dq, b);
     kdq1 = mulmod(p.k, (dq + 1) % b, b);
   }
-  GT_RECT_HD u64 value() const {
+  GT_RECT_HD u64 value(const Maps& p) const {
     u64 v = kq;
     if (jc < thr) {
-      v += shift_a;
-      if (v >= b) v -= b;
+      v += p.shift_a;
+      if (v >= p.b) v -= p.b;
     }
-    return v + r * b;
+    return v + r * p.b;
   }
-  GT_RECT_HD void advance() {
+  GT_RECT_HD void advance(const Maps& p) {
     r += dr;
-    const bool carry = r >= c;
-    if (carry) r -= c;
+    const bool carry = r >= p.c;
+    if (carry) r -= p.c;
     q += dq + (carry ? 1 : 0);
-    if (q >= b) q -= b;
+    if (q >= p.b) q -= p.b;
     kq += carry ? kdq1 : kdq;
-    if (kq >= b) kq -= b;
+    if (kq >= p.b) kq -= p.b;
     jc += dr;
-    if (jc >= c) jc -= c;
+    if (jc >= p.c) jc -= p.c;
   }
 };
 
-// Steps 1 and 3 down one column band: R(i) for i = i0, i0 + step, ...
-// (rotation: R(i) = i; permutation: R(i) = permuted_row(i)).
-struct RowIter {
-  u64 m, a, step_m, p_step, a_q, a_r;
-  u64 pm, iq, ir;  // i * (n mod m) mod m, i / a, i mod a
-  bool rotation;
-  u64 i;
-  GT_RECT_HD RowIter(const Maps& p, bool rotate, u64 i0, u64 step) : m(p.m), a(p.a), rotation(rotate), i(i0 % p.m) {
-    step_m = step % p.m;
+// Step 1 down a column band: R(i) = i for i = i0, i0 + step, ...
+struct RotIter {
+  u64 i, step_m;
+  GT_RECT_HD RotIter(const Maps& p, u64 i0, u64 step) : i(i0 % p.m), step_m(step % p.m) {}
+  GT_RECT_HD u64 value(const Maps&) const { return i; }
+  GT_RECT_HD void advance(const Maps& p) {
+    i += step_m;
+    if (i >= p.m) i -= p.m;
+  }
+};
+
+// Step 3 down a column band: R(i) = permuted_row(i) for i = i0, i0 + step, ...
+struct PermIter {
+  u64 pm, iq, ir;          // i * (n mod m) mod m, i / a, i mod a
+  u64 p_step, a_q, a_r;    // the stride's parts
+  GT_RECT_HD PermIter(const Maps& p, u64 i0, u64 step) {
     pm = mulmod(i0 % p.m, p.n_mod_m, p.m);
-    p_step = mulmod(step_m, p.n_mod_m, p.m);
+    p_step = mulmod(step % p.m, p.n_mod_m, p.m);
     iq = i0 / p.a;
     ir = i0 % p.a;
     a_q = step / p.a;
     a_r = step % p.a;
   }
-  GT_RECT_HD u64 value() const {
-    if (rotation) return i;
-    return pm >= iq ? pm - iq : pm + m - iq;  // iq = i / a < c <= m
+  GT_RECT_HD u64 value(const Maps& p) const {
+    return pm >= iq ? pm - iq : pm + p.m - iq;  // iq = i / a < c <= m inside the matrix
   }
-  GT_RECT_HD void advance() {
-    i += step_m;
-    if (i >= m) i -= m;
+  GT_RECT_HD void advance(const Maps& p) {
     pm += p_step;
-    if (pm >= m) pm -= m;
+    if (pm >= p.m) pm -= p.m;
     ir += a_r;
-    const bool carry = ir >= a;
-    if (carry) ir -= a;
+    const bool carry = ir >= p.a;
+    if (carry) ir -= p.a;
     iq += a_q + (carry ? 1 : 0);
   }
 };
@@ -165,35 +173,35 @@ struct RowIter {
 // C(j): column j's shift in steps 1 and 3.
 GT_RECT_HD u64 col_shift(const Maps& p, bool rotate, u64 j) { return rotate ? rotation_col(p, j) : j % p.m; }
 
-// C(j) for j = j0, j0 + step, ... (step 1: j / b, which stays below c <= m
-// inside the matrix; step 3: j mod m).
-struct ColShiftIter {
-  u64 m, b, q, r, dq, dr;
-  bool rotation;
-  GT_RECT_HD ColShiftIter(const Maps& p, bool rotate, u64 j0, u64 step) : m(p.m), b(p.b), rotation(rotate) {
-    if (rotate) {
-      q = j0 / b;
-      r = j0 % b;
-      dq = step / b;
-      dr = step % b;
-    } else {
-      q = j0 % m;
-      r = 0;
-      dq = step % m;
-      dr = 0;
-    }
+// The blocked route, for m = a c and n = b c with c large: once every c x c
+// block is transposed where it lies, the matrix is a*b*c segments of c
+// elements each (a row of the matrix is b of them), and the segment at
+// (block row I, row r in the block, block column q), index (I c + r) b + q,
+// belongs at (q c + r) a + I. SegIter walks the gather: for y = y0, y0 +
+// step, ..., the segment that position y takes.
+struct SegMap {
+  u64 a = 1, b = 1, c = 1;
+};
+
+struct SegIter {
+  u64 I, r, q, sI, sr, sq;
+  GT_RECT_HD SegIter(const SegMap& s, u64 y0, u64 step) {
+    I = y0 % s.a;
+    r = (y0 / s.a) % s.c;
+    q = y0 / s.a / s.c;
+    sI = step % s.a;
+    sr = (step / s.a) % s.c;
+    sq = step / s.a / s.c;
   }
-  GT_RECT_HD u64 value() const { return q < m ? q : q % m; }
-  GT_RECT_HD void advance() {
-    if (rotation) {
-      r += dr;
-      const bool carry = r >= b;
-      if (carry) r -= b;
-      q += dq + (carry ? 1 : 0);
-    } else {
-      q += dq;
-      if (q >= m) q -= m;
-    }
+  GT_RECT_HD u64 value(const SegMap& s) const { return (I * s.c + r) * s.b + q; }
+  GT_RECT_HD void advance(const SegMap& s) {
+    I += sI;
+    const bool c1 = I >= s.a;
+    if (c1) I -= s.a;
+    r += sr + (c1 ? 1 : 0);
+    const bool c2 = r >= s.c;
+    if (c2) r -= s.c;
+    q += sq + (c2 ? 1 : 0);
   }
 };
 

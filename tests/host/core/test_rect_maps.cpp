@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gtranspose/rect_maps.hpp"
@@ -29,29 +30,30 @@ std::vector<u64> apply(u64 m, u64 n, u64 threads) {
   const rect::Maps p = rect::make_maps(m, n);
   std::vector<u64> a(m * n), t(m * n);
   std::iota(a.begin(), a.end(), u64(0));
-  auto columns = [&](bool rotate) {
+  auto columns = [&](auto iter) {
+    using It = decltype(iter);
+    const bool rotate = std::is_same_v<It, rect::RotIter>;
     t = a;
-    rect::ColShiftIter cs(p, rotate, 0, 1);
-    for (u64 j = 0; j < n; ++j, cs.advance()) {
-      const u64 cj = cs.value();
+    for (u64 j = 0; j < n; ++j) {
+      const u64 cj = rect::col_shift(p, rotate, j);
       for (u64 start = 0; start < threads && start < m; ++start) {
-        rect::RowIter it(p, rotate, start, threads);
-        for (u64 i = start; i < m; i += threads, it.advance()) {
-          u64 src = it.value() + cj;
+        It it(p, start, threads);
+        for (u64 i = start; i < m; i += threads, it.advance(p)) {
+          u64 src = it.value(p) + cj;
           if (src >= m) src -= m;
           a[i * n + j] = t[src * n + j];
         }
       }
     }
   };
-  if (p.c > 1) columns(true);
+  if (p.c > 1) columns(rect::RotIter(p, 0, 1));
   t = a;
   for (u64 i = 0; i < m; ++i)
     for (u64 start = 0; start < threads && start < n; ++start) {
       rect::ShuffleIter it(p, i, start, threads);
-      for (u64 j = start; j < n; j += threads, it.advance()) a[i * n + j] = t[i * n + it.value()];
+      for (u64 j = start; j < n; j += threads, it.advance(p)) a[i * n + j] = t[i * n + it.value(p)];
     }
-  columns(false);
+  columns(rect::PermIter(p, 0, 1));
   return a;
 }
 
@@ -62,20 +64,15 @@ TEST(RectMaps, IteratorsMatchTheDirectMaps) {
     for (u64 step : {u64(1), u64(2), u64(3), u64(7), u64(32), u64(512), m * n + 5}) {
       for (u64 i = 0; i < m; ++i) {
         rect::ShuffleIter it(p, i, i % n, step);
-        for (u64 j = i % n; j < n; j += step, it.advance())
-          ASSERT_EQ(it.value(), rect::shuffle(p, i, j)) << m << "x" << n << " row " << i << " col " << j << " step " << step;
+        for (u64 j = i % n; j < n; j += step, it.advance(p))
+          ASSERT_EQ(it.value(p), rect::shuffle(p, i, j)) << m << "x" << n << " row " << i << " col " << j << " step " << step;
       }
-      for (u64 j0 = 0; j0 < std::min<u64>(n, 5); ++j0)
-        for (bool rotate : {true, false}) {
-          rect::ColShiftIter it(p, rotate, j0, step);
-          for (u64 j = j0; j < n; j += step, it.advance())
-            ASSERT_EQ(it.value(), rect::col_shift(p, rotate, j)) << m << "x" << n << " col " << j << " step " << step;
-        }
       for (u64 i0 = 0; i0 < std::min<u64>(m, 5); ++i0) {
-        rect::RowIter rot(p, true, i0, step), per(p, false, i0, step);
-        for (u64 i = i0; i < m; i += step, rot.advance(), per.advance()) {
-          ASSERT_EQ(rot.value(), i) << m << "x" << n;
-          ASSERT_EQ(per.value(), rect::permuted_row(p, i)) << m << "x" << n << " row " << i << " step " << step;
+        rect::RotIter rot(p, i0, step);
+        rect::PermIter per(p, i0, step);
+        for (u64 i = i0; i < m; i += step, rot.advance(p), per.advance(p)) {
+          ASSERT_EQ(rot.value(p), i) << m << "x" << n;
+          ASSERT_EQ(per.value(p), rect::permuted_row(p, i)) << m << "x" << n << " row " << i << " step " << step;
         }
       }
     }
@@ -95,6 +92,35 @@ TEST(RectMaps, ThreeStepsTranspose) {
   }
 }
 
+// The blocked route: every c x c block transposed where it lies, then the
+// segments gathered through SegIter, is the transpose.
+TEST(RectMaps, BlocksThenSegmentsTranspose) {
+  for (const auto& s : kShapes) {
+    const u64 m = s[0], n = s[1];
+    const u64 c = std::gcd(m, n), a = m / c, b = n / c;
+    const rect::SegMap sm{a, b, c};
+    for (u64 threads : {u64(1), u64(3), u64(512)}) {
+      std::vector<u64> x(m * n);
+      std::iota(x.begin(), x.end(), u64(0));
+      for (u64 I = 0; I < a; ++I)
+        for (u64 q = 0; q < b; ++q)
+          for (u64 r = 0; r < c; ++r)
+            for (u64 k = r + 1; k < c; ++k) std::swap(x[(I * c + r) * n + q * c + k], x[(I * c + k) * n + q * c + r]);
+      const std::vector<u64> t = x;
+      const u64 segs = a * b * c;
+      for (u64 y0 = 0; y0 < threads && y0 < segs; ++y0) {
+        rect::SegIter it(sm, y0, threads);
+        for (u64 y = y0; y < segs; y += threads, it.advance(sm))
+          for (u64 e = 0; e < c; ++e) x[y * c + e] = t[it.value(sm) * c + e];
+      }
+      u64 wrong = 0;
+      for (u64 r = 0; r < n; ++r)
+        for (u64 col = 0; col < m; ++col) wrong += x[r * m + col] != col * n + r;
+      EXPECT_EQ(wrong, 0u) << m << "x" << n << " with " << threads << " threads";
+    }
+  }
+}
+
 // Extents past 2^32: the maps' products stay exact (128-bit), and the
 // iterators agree with them far along a row and a column.
 TEST(RectMaps, LargeExtents) {
@@ -104,12 +130,12 @@ TEST(RectMaps, LargeExtents) {
     const rect::Maps p = rect::make_maps(mm, nn);
     for (u64 i : {u64(0), u64(1), mm / 2, mm - 3, mm - 1}) {
       rect::ShuffleIter it(p, i, 0, 1);
-      for (u64 j = 0; j < nn; ++j, it.advance()) ASSERT_EQ(it.value(), rect::shuffle(p, i, j));
+      for (u64 j = 0; j < nn; ++j, it.advance(p)) ASSERT_EQ(it.value(p), rect::shuffle(p, i, j));
     }
     const u64 i0 = mm / 3;
-    rect::RowIter per(p, false, i0, 1000003);
-    for (u64 i = i0, k = 0; i < mm && k < 2000; i += 1000003, ++k, per.advance())
-      ASSERT_EQ(per.value(), rect::permuted_row(p, i)) << i;
+    rect::PermIter per(p, i0, 1000003);
+    for (u64 i = i0, k = 0; i < mm && k < 2000; i += 1000003, ++k, per.advance(p))
+      ASSERT_EQ(per.value(p), rect::permuted_row(p, i)) << i;
   }
 }
 

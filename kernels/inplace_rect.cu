@@ -16,13 +16,21 @@
 // instead: batches of rows or bands copied to a scratch buffer and gathered
 // back, each step then costing two passes. Scratch is allocated on the
 // caller's stream (cudaMallocAsync) only then: max(m, n) elements at least,
-// up to 64 MiB. A square matrix goes to `inplace-tiled`.
+// up to 64 MiB; the blocked route's cycles save one segment per cut cycle
+// there (at most 64 MiB). A square matrix goes to `inplace-tiled`.
+// Run 76 (H100, each step alone, % of a copy of the same bytes): the blocked
+// route's tiles 95%, its cycles 94% (47% in all); the decomposition's row
+// step 49-75% (18% for bytes), its rotation 46-50%, its column permutation
+// 13-25%: every row of a band is read and written 32-128 bytes at a time,
+// rows apart, and in clusters each block reads every other's shared memory.
 #include <cooperative_groups.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "detail/common.cuh"
 #include "detail/families.hpp"
@@ -38,7 +46,10 @@ constexpr unsigned kThreads = 512;
 // Shared memory per block: two blocks (1024 threads) fit an SM of 228 KiB.
 constexpr std::size_t kCap = 112 * 1024;
 constexpr unsigned kMaxCluster = 16;
-constexpr std::size_t kSectorBytes = 32;
+// A band step's target width per row (run 76: 32, 64 and 128 bytes measured).
+constexpr u64 kBandBytes = 64;
+// The steps, for the timing test's GT_TEST_RECT_STEPS.
+constexpr unsigned kStepRotate = 1, kStepRows = 2, kStepColumns = 4, kStepBlocks = 8, kStepCycles = 16;
 constexpr std::size_t kScratchMax = 64ull << 20;
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -91,12 +102,9 @@ constexpr int unroll_of() {
   return S == 16 ? 2 : S == 8 ? 4 : 8;
 }
 
-// How a band's rows find their sources: steps 1 and 3 (row R(i) + C(j)
-// mod m), or the blocked route's segment gather (rows are segments, no
-// column shift).
+// A band step's matrix and layout: steps 1 and 3 gather row R(i) + C(j) mod m.
 struct BandArgs {
   rect::Maps mp;
-  rect::SegMap seg;
   u64 rows = 0, cols = 0;  // the matrix as the kernel sees it
   u64 width = 1;         // W columns per band, a power of two <= kThreads
   unsigned wshift = 0;   // log2 W
@@ -105,9 +113,8 @@ struct BandArgs {
   u64 nbands = 0;
 };
 
-// Which rows a band step gathers: step 1 (rotation), step 3 (permutation),
-// or the blocked route's segments.
-enum class Band { rotate, permute, segments };
+// Which rows a band step gathers: step 1 (rotation) or step 3 (permutation).
+enum class Band { rotate, permute };
 
 template <Band kMode>
 struct BandMaps;
@@ -122,12 +129,6 @@ struct BandMaps<Band::permute> {
   static __device__ rect::PermIter rows(const BandArgs& g, u64 i0, u64 step) { return {g.mp, i0, step}; }
   static __device__ const rect::Maps& map(const BandArgs& g) { return g.mp; }
   static __device__ u64 shift(const BandArgs& g, u64 j) { return j % g.mp.m; }
-};
-template <>
-struct BandMaps<Band::segments> {
-  static __device__ rect::SegIter rows(const BandArgs& g, u64 i0, u64 step) { return {g.seg, i0, step}; }
-  static __device__ const rect::SegMap& map(const BandArgs& g) { return g.seg; }
-  static __device__ u64 shift(const BandArgs&, u64) { return 0; }
 };
 
 // A band step on chip: each cluster (or block) takes bands of W columns;
@@ -331,9 +332,14 @@ u64 pow2_at_least(u64 v) {
   return p;
 }
 
+// The GPU, and the settings a launch takes (test-only overrides from the
+// environment: tests/device/kernels_test.cu runs the paths a GPU without
+// clusters takes, and times each step alone and other band widths).
 struct Gpu {
   int sms = 1;
   bool clusters = false;
+  u64 band_bytes = kBandBytes;
+  unsigned steps = ~0u;  // which steps run (kStep*): all but in a timing test
 };
 
 Gpu gpu_of_current() {
@@ -344,8 +350,9 @@ Gpu gpu_of_current() {
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&g.sms, cudaDevAttrMultiProcessorCount, dev));
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   g.clusters = major >= 9;
-  // Test-only: run as on a GPU without clusters (tests/device/kernels_test.cu).
   if (const char* e = std::getenv("GT_TEST_RECT_NO_CLUSTERS"); e && e[0] == '1') g.clusters = false;
+  if (const char* e = std::getenv("GT_TEST_RECT_BAND_BYTES"); e && std::atoi(e) >= 8) g.band_bytes = u64(std::atoi(e));
+  if (const char* e = std::getenv("GT_TEST_RECT_STEPS"); e && *e) g.steps = unsigned(std::strtoul(e, nullptr, 0));
   return g;
 }
 
@@ -490,33 +497,32 @@ struct BandPlan {
 };
 
 BandPlan plan_band(u64 m, u64 n, std::size_t S, const Gpu& gpu) {
-  BandPlan p;
-  const u64 sector_w = std::max<u64>(1, kSectorBytes / S);
-  // One block per band: the widest power-of-two band that fits, no wider
-  // than the matrix (rounded up) or the block.
+  const u64 wn = pow2_at_least(n);
+  // One block per band where a band of the target width fits: the widest
+  // power-of-two band it holds, no wider than the matrix (rounded up) or the block.
   if (m * S <= kCap) {
-    p.width = u64(1) << log2_of(kCap / (m * S));
-    p.width = std::min<u64>({p.width, u64(kThreads), pow2_at_least(n)});
-    p.part = m;
-    if (p.width >= sector_w || p.width >= n || !gpu.clusters) return p;
+    const u64 w = std::min<u64>({u64(1) << log2_of(kCap / (m * S)), u64(kThreads), wn});
+    if (w * S >= gpu.band_bytes || w >= n || !gpu.clusters) return {w, 1, m};
   }
-  if (gpu.clusters) {
-    // Bands of a sector where a cluster holds them, else of 16 or 8 bytes
-    // (neighbouring bands, taken by neighbouring clusters at about the same
-    // time, then share their sectors in L2).
-    for (u64 wc = std::min<u64>(sector_w, pow2_at_least(n)); wc >= 1 && (wc * S >= 8 || wc == sector_w); wc /= 2) {
+  // Else the widest band, from the target down to 8 bytes, that one block or
+  // a cluster of up to 16 holds: wide bands read and write whole DRAM bursts
+  // of each row (neighbouring bands, taken by neighbouring clusters at about
+  // the same time, share what is left in L2).
+  for (u64 wb = gpu.band_bytes; wb >= 8; wb /= 2) {
+    const u64 w = std::min<u64>({std::max<u64>(1, wb / S), wn, u64(kThreads)});
+    if (m * w * S <= kCap) return {w, 1, m};
+    if (gpu.clusters)
       for (unsigned cl = 2; cl <= kMaxCluster; cl *= 2) {
         const u64 part = pow2_at_least((m + cl - 1) / cl);
-        if (part * wc * S <= kCap) return {wc, cl, part};
+        if (part * w * S <= kCap) return {w, cl, part};
       }
-      if (wc == 1) break;
-    }
+    if (w == 1) break;
   }
-  return p;  // a block's narrow band (without clusters), or width 0
+  if (m * S <= kCap) return {1, 1, m};
+  return {};  // through device memory
 }
 
-// A band step over the g.rows x g.cols matrix: step 1 or 3, or the blocked
-// route's segment gather.
+// A band step over the g.rows x g.cols matrix: step 1 or 3.
 template <class E, Band kMode>
 void band_step(E* d, BandArgs g, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
   constexpr std::size_t S = sizeof(E);
@@ -574,29 +580,203 @@ void col_step(E* d, const rect::Maps& mp, bool rotate, const Gpu& gpu, cudaStrea
 
 // The blocked route (m = a c, n = b c): each c x c block transposed where it
 // lies by inplace-tiled, then one pass that moves the blocks' rows (segments
-// of c elements) to their places. Two passes instead of the decomposition's
-// three, where c is large: the route is taken for c >= kBlockedMinSide, a
-// few blocks (kBlockedMaxBlocks launches), and a segment band that fits on chip.
+// of c elements, rect::SegIter's permutation) to their places by following
+// the permutation's cycles: every move copies a whole segment, contiguous on
+// both sides. Two passes instead of the decomposition's three; taken where c
+// >= kBlockedMinSide, for at most kBlockedMaxBlocks blocks (one launch each)
+// and kBlockedMaxSegments segments (the cycle plan's positions, 4 bytes each).
 constexpr u64 kBlockedMinSide = 256;
 constexpr u64 kBlockedMaxBlocks = 64;
+constexpr u64 kBlockedMaxSegments = u64(1) << 24;
 
-bool blocked_route(const rect::Maps& mp, std::size_t S, const Gpu& gpu) {
-  if (mp.c < kBlockedMinSide || mp.a * mp.b > kBlockedMaxBlocks) return false;
-  return plan_band(mp.a * mp.b * mp.c, mp.c, S, gpu).width != 0;
+bool blocked_route(const rect::Maps& mp) {
+  return mp.c >= kBlockedMinSide && mp.a * mp.b <= kBlockedMaxBlocks && mp.a * mp.b * mp.c <= kBlockedMaxSegments;
+}
+
+// A run of moves along one cycle: positions pos[begin .. begin + len), each
+// taking the segment at the next position; the last takes the segment the
+// run saved from its start (own_slot < 0: a whole cycle, kept in registers)
+// or the one saved in scratch slot `next_slot` from the next run's start.
+struct CycleRun {
+  std::uint32_t begin, len;
+  std::int32_t own_slot, next_slot;
+};
+
+// The cycles of one segment permutation, on the device, kept per GPU for
+// the next launch of the same shape.
+struct CyclePlan {
+  int device = -1;
+  u64 a = 0, b = 0, c = 0, seg_bytes = 0;
+  u64 runs = 0, slots = 0;
+  std::uint32_t* pos = nullptr;  // device memory
+  CycleRun* run = nullptr;       // device memory
+};
+
+// Runs no longer than this close their own cycle; longer cycles are cut into
+// runs of this length, each saving its first segment in scratch first.
+// Bounds: scratch at most kScratchMax (slots <= 2 * segments / runlen), and
+// enough runs for the GPU.
+u64 run_length(u64 segments, u64 seg_bytes) {
+  const u64 by_scratch = (2 * segments * seg_bytes + kScratchMax - 1) / kScratchMax;
+  return std::max<u64>({by_scratch, (segments + 1023) / 1024, 4});
+}
+
+CyclePlan make_cycle_plan(int device, u64 a, u64 b, u64 c, u64 seg_bytes) {
+  const rect::SegMap sm{a, b, c};
+  const u64 n = a * b * c, lmax = run_length(n, seg_bytes);
+  std::vector<std::uint32_t> pos;
+  std::vector<CycleRun> runs;
+  pos.reserve(std::size_t(n));
+  std::vector<bool> seen(std::size_t(n), false);
+  std::int32_t slots = 0;
+  for (u64 x0 = 0; x0 < n; ++x0) {
+    if (seen[x0]) continue;
+    const std::uint32_t begin = std::uint32_t(pos.size());
+    u64 x = x0;
+    do {
+      seen[x] = true;
+      pos.push_back(std::uint32_t(x));
+      x = rect::SegIter(sm, x, 1).value(sm);
+    } while (x != x0);
+    const std::uint32_t len = std::uint32_t(pos.size()) - begin;
+    if (len == 1) {
+      pos.pop_back();  // a segment already in place
+      continue;
+    }
+    if (len <= lmax) {
+      runs.push_back({begin, len, -1, -1});
+      continue;
+    }
+    const std::int32_t first = slots;
+    for (std::uint32_t k = 0; k < len; k += std::uint32_t(lmax)) {
+      const std::uint32_t l = std::min<std::uint32_t>(std::uint32_t(lmax), len - k);
+      const std::int32_t own = slots++;
+      runs.push_back({begin + k, l, own, k + l < len ? own + 1 : first});
+    }
+  }
+  CyclePlan p{device, a, b, c, seg_bytes, runs.size(), u64(slots)};
+  GT_CUDA_CHECK(cudaMalloc(&p.pos, std::max<std::size_t>(1, pos.size()) * sizeof(std::uint32_t)));
+  GT_CUDA_CHECK(cudaMalloc(&p.run, std::max<std::size_t>(1, runs.size()) * sizeof(CycleRun)));
+  GT_CUDA_CHECK(cudaMemcpy(p.pos, pos.data(), pos.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+  GT_CUDA_CHECK(cudaMemcpy(p.run, runs.data(), runs.size() * sizeof(CycleRun), cudaMemcpyHostToDevice));
+  return p;
+}
+
+// The plan for this GPU and shape, made once: the bench and a program that
+// transposes many arrays of one shape find it ready. At most kPlans are kept
+// (cudaFree of the oldest waits for the GPU, so no launch still reads it).
+const CyclePlan& cycle_plan(u64 a, u64 b, u64 c, u64 seg_bytes) {
+  constexpr std::size_t kPlans = 8;
+  static std::mutex mu;
+  static std::vector<CyclePlan> plans;
+  int device = 0;
+  GT_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mu);
+  for (const CyclePlan& p : plans)
+    if (p.device == device && p.a == a && p.b == b && p.c == c && p.seg_bytes == seg_bytes) return p;
+  if (plans.size() == kPlans) {
+    cudaFree(plans.front().pos);
+    cudaFree(plans.front().run);
+    plans.erase(plans.begin());
+  }
+  plans.push_back(make_cycle_plan(device, a, b, c, seg_bytes));
+  return plans.back();
+}
+
+// Work items are (run, slice of `lanes` words of its segments); a block
+// takes kThreads / lanes items at once, so short segments still fill it.
+struct CycleGrid {
+  u64 seg_words, lanes, slices, items;
+  unsigned lane_shift;
+};
+
+// Saves the first segment of every run that has a slot.
+template <class W>
+__global__ void __launch_bounds__(kThreads) cycle_save(const W* d, W* scratch, const std::uint32_t* pos,
+                                                       const CycleRun* runs, CycleGrid cg) {
+  const u64 per_block = kThreads >> cg.lane_shift;
+  for (u64 base = u64(blockIdx.x) * per_block; base < cg.items; base += u64(gridDim.x) * per_block) {
+    const u64 item = base + (threadIdx.x >> cg.lane_shift);
+    if (item >= cg.items) continue;
+    const CycleRun r = runs[item / cg.slices];
+    const u64 w = (item % cg.slices) * cg.lanes + (threadIdx.x & (cg.lanes - 1));
+    if (r.own_slot < 0 || w >= cg.seg_words) continue;
+    scratch[u64(r.own_slot) * cg.seg_words + w] = d[u64(pos[r.begin]) * cg.seg_words + w];
+  }
+}
+
+// Each thread moves one word of every segment along its run, U loads ahead
+// (the positions are distinct, and each is read before it is written).
+template <class W>
+__global__ void __launch_bounds__(kThreads) cycle_move(W* d, const W* scratch, const std::uint32_t* pos,
+                                                       const CycleRun* runs, CycleGrid cg) {
+  constexpr int U = 8;
+  const u64 per_block = kThreads >> cg.lane_shift, seg_words = cg.seg_words;
+  for (u64 base = u64(blockIdx.x) * per_block; base < cg.items; base += u64(gridDim.x) * per_block) {
+    const u64 item = base + (threadIdx.x >> cg.lane_shift);
+    if (item >= cg.items) continue;
+    const CycleRun r = runs[item / cg.slices];
+    const u64 w = (item % cg.slices) * cg.lanes + (threadIdx.x & (cg.lanes - 1));
+    if (w >= seg_words) continue;
+    const std::uint32_t* p = pos + r.begin;
+    const W first = r.own_slot < 0 ? d[u64(p[0]) * seg_words + w] : W{};
+    for (std::uint32_t k0 = 0; k0 < r.len; k0 += U) {
+      W v[U];
+#pragma unroll
+      for (int k = 0; k < U; ++k) {
+        const std::uint32_t kk = k0 + k;
+        if (kk + 1 < r.len)
+          v[k] = d[u64(p[kk + 1]) * seg_words + w];
+        else if (kk + 1 == r.len)
+          v[k] = r.own_slot < 0 ? first : scratch[u64(r.next_slot) * seg_words + w];
+      }
+#pragma unroll
+      for (int k = 0; k < U; ++k)
+        if (k0 + k < r.len) d[u64(p[k0 + k]) * seg_words + w] = v[k];
+    }
+  }
+}
+
+template <class W>
+void cycle_pass(void* data, u64 seg_bytes, const CyclePlan& plan, const Gpu& gpu, cudaStream_t stream) {
+  if (!plan.runs) return;
+  CycleGrid cg;
+  cg.seg_words = seg_bytes / sizeof(W);
+  cg.lanes = std::min<u64>(kThreads, pow2_at_least(cg.seg_words));
+  cg.lane_shift = log2_of(cg.lanes);
+  cg.slices = (cg.seg_words + cg.lanes - 1) / cg.lanes;
+  cg.items = plan.runs * cg.slices;
+  const u64 blocks = (cg.items + (kThreads / cg.lanes) - 1) / (kThreads / cg.lanes);
+  const unsigned grid = unsigned(std::min<u64>(blocks, u64(gpu.sms) * 4));
+  W* d = static_cast<W*>(data);
+  std::unique_ptr<Scratch> scratch;
+  W* sc = nullptr;
+  if (plan.slots) {
+    scratch = std::make_unique<Scratch>(std::size_t(plan.slots * seg_bytes), stream);
+    sc = static_cast<W*>(scratch->get());
+    cycle_save<W><<<grid, kThreads, 0, stream>>>(d, sc, plan.pos, plan.run, cg);
+    GT_CUDA_LAUNCHED("inplace-rect");
+  }
+  cycle_move<W><<<grid, kThreads, 0, stream>>>(d, sc, plan.pos, plan.run, cg);
+  GT_CUDA_LAUNCHED("inplace-rect");
 }
 
 template <class E>
-void blocked_steps(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
+void blocked_steps(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream) {
   constexpr std::size_t S = sizeof(E);
-  const u64 c = mp.c, n = mp.n;
+  const u64 c = mp.c, n = mp.n, seg_bytes = c * S;
+  const CyclePlan& plan = cycle_plan(mp.a, mp.b, c, seg_bytes);
   const KernelInfo tiled = inplace_tiled_info();
-  for (u64 I = 0; I < mp.a; ++I)
-    for (u64 q = 0; q < mp.b; ++q) tiled.launch(d + I * c * n + q * c, nullptr, Problem{c, c, S, n, 0}, stream);
-  BandArgs g;
-  g.seg = rect::SegMap{mp.a, mp.b, c};
-  g.rows = mp.a * mp.b * c;
-  g.cols = c;
-  band_step<E, Band::segments>(d, g, gpu, stream, scratch);
+  if (gpu.steps & kStepBlocks)
+    for (u64 I = 0; I < mp.a; ++I)
+      for (u64 q = 0; q < mp.b; ++q) tiled.launch(d + I * c * n + q * c, nullptr, Problem{c, c, S, n, 0}, stream);
+  if (!(gpu.steps & kStepCycles)) return;
+  // Whole 16-byte words where every segment starts on one (cudaMalloc'd
+  // arrays, segments of a multiple of 16 bytes), else elements.
+  if (seg_bytes % 16 == 0 && reinterpret_cast<std::uintptr_t>(d) % 16 == 0)
+    cycle_pass<uint4>(d, seg_bytes, plan, gpu, stream);
+  else
+    cycle_pass<E>(d, seg_bytes, plan, gpu, stream);
 }
 
 bool inplace_rect_supports(const Problem& p, std::string* why) {
@@ -617,10 +797,10 @@ void launch_inplace_rect(const void* in, void*, const Problem& p, cudaStream_t s
     using E = carrier_t<S>;
     E* d = static_cast<E*>(const_cast<void*>(in));
     LazyScratch scratch{scratch_bytes(m, n, S), stream};
-    if (blocked_route(mp, S, gpu)) return blocked_steps(d, mp, gpu, stream, scratch);
-    if (mp.c > 1) col_step(d, mp, true, gpu, stream, scratch);
-    row_step(d, mp, gpu, stream, scratch);
-    col_step(d, mp, false, gpu, stream, scratch);
+    if (blocked_route(mp)) return blocked_steps(d, mp, gpu, stream);
+    if (mp.c > 1 && (gpu.steps & kStepRotate)) col_step(d, mp, true, gpu, stream, scratch);
+    if (gpu.steps & kStepRows) row_step(d, mp, gpu, stream, scratch);
+    if (gpu.steps & kStepColumns) col_step(d, mp, false, gpu, stream, scratch);
   });
 }
 

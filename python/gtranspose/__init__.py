@@ -61,9 +61,7 @@ def transpose(a, out=None, *, inplace=False, engine="auto", kernel="auto", host_
         shape (cols, rows), while a keeps its old shape over the moved bytes.
         A contiguous GPU rectangle likewise (kernel inplace-rect, queued on
         the stream; CuPy arrays in either order, other kinds C-ordered with
-        a reshape()); it may allocate a scratch of max(rows, cols) elements
-        (up to 64 MiB) on the GPU for rows or columns too long for on-chip
-        memory.
+        a reshape()); it may allocate up to 64 MiB of scratch on the GPU.
     engine: "auto", "cuda" or "cpu", for NumPy arrays.
     kernel: a CUDA kernel's name (gtranspose.kernels()), or "auto".
     host_mem, device_mem: budgets in bytes or as "8G"; tile: elements per

@@ -265,4 +265,56 @@ TEST(DISABLED_Tune, Inplace) {
   }
 }
 
+// inplace-rect, each step alone (GT_TEST_RECT_STEPS: 1 rotation, 2 rows, 4
+// columns, 8 the blocked route's tiles, 16 its cycles; 31 all) at band widths
+// GT_RECT_BAND_LIST (bytes per row, default 32,64,128), beside the copy of
+// the same bytes. GT_TUNE_SHAPES="e4:16383x16385,..." (element size: shape).
+// The full run is verified once per band width; the steps alone are only timed.
+TEST(DISABLED_Tune, RectSteps) {
+  GT_SKIP_WITHOUT_GPU();
+  const gt::kernels::KernelInfo* k = gt::kernels::find("inplace-rect");
+  ASSERT_NE(k, nullptr);
+  const int reps = env_int("GT_TUNE_REPS", 10);
+  cudaStream_t st;
+  GTT_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  for (const auto& spec : env_list("GT_TUNE_SHAPES", "e4:16383x16385,e4:13001x20651,e4:20651x13001,e1:13001x20651,"
+                                                      "e8:13001x10325,e4:12345x6789,e4:1000x300007,e4:300007x1000,"
+                                                      "e4:32768x16384,e4:12000x18000")) {
+    const std::size_t es = std::stoul(spec.substr(1, spec.find(':') - 1));
+    const std::string sh = spec.substr(spec.find(':') + 1);
+    const std::uint64_t rows = std::stoull(sh.substr(0, sh.find('x'))), cols = std::stoull(sh.substr(sh.find('x') + 1));
+    const std::uint64_t bytes = rows * cols * es;
+    gtt::DeviceBuffer a(bytes), b(bytes);
+    ASSERT_TRUE(a.ok() && b.ok());
+    const Timing copy = time_it([&] { cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, st); }, st, reps);
+    Problem p{rows, cols, es, 0, 0};
+    for (const auto& band : env_list("GT_RECT_BAND_LIST", "32,64,128")) {
+      setenv("GT_TEST_RECT_BAND_BYTES", band.c_str(), 1);
+      const std::uint64_t seed = gtt::test_seed("RectSteps" + spec);
+      ASSERT_EQ(gtt::fill(a.get(), es, rows, cols, cols, seed, gtt::kPadIn), "");
+      GTT_CUDA(cudaDeviceSynchronize());
+      k->launch(a.get(), nullptr, p, st);
+      GTT_CUDA(cudaStreamSynchronize(st));
+      const gtt::Check res = gtt::verify(a.get(), es, cols, rows, rows, seed, true, gtt::kPadIn);
+      for (const char* steps : {"31", "1", "2", "4", "8", "16"}) {
+        setenv("GT_TEST_RECT_STEPS", steps, 1);
+        Row r;
+        r.name = std::string("inplace-rect band ") + band + " steps " + steps;
+        r.shape = sh;
+        r.elem = es;
+        r.t = time_it([&] { k->launch(a.get(), nullptr, p, st); }, st, reps);
+        r.gbps = r.t.median_ms > 0 ? 2.0 * double(bytes) / (r.t.median_ms * 1e-3) / 1e9 : 0;
+        r.pct = r.t.median_ms > 0 ? copy.median_ms / r.t.median_ms * 100.0 : 0;
+        r.verified = std::string(steps) == "31" && res.error.empty() && res.count == 0;
+        r.note = "copy " + std::to_string(copy.median_ms) + " ms";
+        print_row(r);
+      }
+      unsetenv("GT_TEST_RECT_STEPS");
+      EXPECT_EQ(res.count, 0u) << spec << " band " << band;
+    }
+    unsetenv("GT_TEST_RECT_BAND_BYTES");
+  }
+  cudaStreamDestroy(st);
+}
+
 }  // namespace

@@ -4,7 +4,8 @@
 //   out of place: `in` is rows x cols, row-major, leading dimension ld_in >= cols
 //                 (elements); `out` is cols x rows, leading dimension ld_out >= rows.
 //   in place:     `inout` is n x n (rows == cols == n), leading dimension ld_in >= n
-//                 (ld_out ignored).
+//                 (ld_out ignored); `inplace-rect` also takes rows != cols with packed
+//                 rows (ld_in 0 or cols), and leaves the cols x rows transpose.
 //   copy kernels: `out` is rows x cols with leading dimension ld_out >= cols; they
 //                 are the bandwidth bounds of a transpose, not transposes.
 // Elements are opaque blobs of elem_size bytes: 1, 2, 4, 8 or 16. Pointers must

@@ -111,10 +111,21 @@ const Shape kSanitizeOut[] = {{67, 45, 3, 5, "67x45_ld3_5"}, {144, 160, 0, 0, "1
 const Shape kSanitizeIn[] = {{45, 45, 2, 0, "45x45_ld2"}, {144, 144, 0, 0, "144x144"}, {259, 259, 0, 0, "259x259"}};
 // inplace-rect's paths at small sizes: c = 1 and c > 1 on chip, a long row
 // (a cluster's from 4-byte elements), a tall band (a cluster's for f32 and
-// wider), and a row and a column past a cluster (the device-memory batches).
-const Shape kSanitizeRect[] = {{67, 45, 0, 0, "67x45"},     {40, 24, 0, 0, "40x24"},     {3, 60000, 0, 0, "3x60000"},
-                               {5000, 7, 0, 0, "5000x7"},   {2, 2000000, 0, 0, "2x2000000"},
-                               {2000000, 2, 0, 0, "2000000x2"}};
+// wider), the blocked route (c = 256, its cycles cut into runs); and, as on
+// a GPU without clusters (kSanitizeRectNoClusters), a row and a column past
+// one block (the device-memory batches), which stay small under the
+// sanitizers where the batches past a cluster would not.
+// One element size each: racecheck did not finish these shapes at every
+// size in 330 s (run 78; clusters of 8 and 16 blocks among them), while
+// these pairs (clusters of up to 4) ran clean under both tools in runs 74-75.
+struct SizedShape {
+  std::size_t elem;
+  Shape shape;
+};
+const SizedShape kSanitizeRect[] = {{4, {67, 45, 0, 0, "67x45"}},   {1, {40, 24, 0, 0, "40x24"}},
+                                    {4, {3, 60000, 0, 0, "3x60000"}}, {4, {5000, 7, 0, 0, "5000x7"}},
+                                    {4, {768, 512, 0, 0, "768x512"}}, {16, {512, 768, 0, 0, "512x768"}}};
+const Shape kSanitizeRectNoClusters[] = {{2, 120000, 0, 0, "2x120000"}, {120000, 2, 0, 0, "120000x2"}};
 const Shape kHugeSquare{50000, 50000, 0, 0, "50000x50000"};
 const Shape kHugeNarrow{715827889, 3, 0, 15, "715827889x3_lo15"};
 
@@ -426,10 +437,22 @@ std::vector<Case> sanitize_cases() {
         for (const auto& sh : kSanitizeIn) out.push_back({k.name, s, sh});
       else
         for (const auto& sh : kSanitizeOut) out.push_back({k.name, s, sh});
-  for (std::size_t s : kSizes)
-    for (const auto& sh : kSanitizeRect) out.push_back({"inplace-rect", s, sh});
+  for (const auto& r : kSanitizeRect) out.push_back({"inplace-rect", r.elem, r.shape});
     }
   return out;
+}
+
+TEST(Sanitize, InplaceRectBatches) {
+  GT_SKIP_WITHOUT_GPU();
+  setenv("GT_TEST_RECT_NO_CLUSTERS", "1", 1);
+  for (std::size_t s : kSizes)
+    for (const auto& sh : kSanitizeRectNoClusters) {
+      const Case c{"inplace-rect", s, sh};
+      std::string skip;
+      SCOPED_TRACE(case_name(c));
+      run_case(c, "Sanitize.InplaceRectBatches", &skip);
+    }
+  unsetenv("GT_TEST_RECT_NO_CLUSTERS");
 }
 
 TEST(Sanitize, AllKernelsSmall) {
@@ -490,6 +513,7 @@ TEST(Refusals, ExactlyTheListedOnes) {
   std::vector<Case> all = catalogue_cases();
   for (auto* more : {&skinny_cases, &block_cases, &sanitize_cases})
     for (const Case& c : (*more)()) all.push_back(c);
+  for (const Shape& sh : kSanitizeRectNoClusters) all.push_back({"inplace-rect", 16, sh});
   all.push_back({"padded", 1, kHugeSquare});
   all.push_back({"padded", 1, kHugeNarrow});
   all.push_back({"inplace-tiled", 1, kHugeSquare});

@@ -9,6 +9,7 @@
 
 #include "engine/cpu/thread_pool.hpp"
 #include "gtranspose/error.hpp"
+#include "gtranspose/rect_maps.hpp"
 #include "gtranspose/sizes.hpp"
 
 namespace gt::inplace {
@@ -16,59 +17,7 @@ namespace {
 
 using u64 = std::uint64_t;
 
-// gcd(x, y), and x's inverse modulo y when they are coprime (else 0).
-void gcd_inverse(u64 x, u64 y, u64* g, u64* inverse) {
-  // Bezout coefficients in 128 bits: no overflow for any 64-bit extents.
-  __int128 a = x, b = y, s = 1, s_next = 0;
-  while (b != 0) {
-    const __int128 q = a / b;
-    const __int128 r = a - q * b;
-    a = b;
-    b = r;
-    const __int128 t = s - q * s_next;
-    s = s_next;
-    s_next = t;
-  }
-  *g = u64(a);
-  *inverse = 0;
-  if (a == 1) {
-    __int128 v = s % __int128(y);
-    if (v < 0) v += y;
-    *inverse = u64(v);
-  }
-}
-
-// (x * y) mod m without overflow.
-u64 mulmod(u64 x, u64 y, u64 m) { return u64((unsigned __int128)x * y % m); }
-
-// The three steps' index maps (see general.hpp), for one matrix.
-struct Maps {
-  u64 m, n, c, a, b, k;
-  Maps(u64 rows, u64 cols) : m(rows), n(cols) {
-    u64 t = 0;
-    gcd_inverse(m, n, &c, &t);
-    a = m / c;
-    b = n / c;
-    if (c > 1) {
-      u64 g = 0;
-      gcd_inverse(a, b, &g, &k);
-    } else {
-      k = t;
-    }
-  }
-  // Steps 1 and 3 take column j's element i from row (from_row(i) +
-  // from_col(j)) mod m: step 1 from row i + j/b, step 3 from row
-  // i*n - i/a + j. Each part is computed once per row or column.
-  u64 rotation_col(u64 j) const { return (j / b) % m; }
-  u64 permuted_row(u64 i) const { return (mulmod(i % m, n % m, m) + m - (i / a) % m) % m; }
-  // Step 2: row i's element j comes from column shuffle(i, j).
-  u64 shuffle(u64 i, u64 j) const {
-    u64 f = j + i * (n - 1);
-    // i - (j mod c) <= m - c, in signed terms.
-    if (i + c > m + j % c) f += m;
-    return mulmod(k, (f / c) % b, b) + (f % c) * b;
-  }
-};
+using rect::Maps;
 
 template <std::size_t S>
 struct Elem {
@@ -106,16 +55,16 @@ void run_typed(unsigned char* data, const Maps& mp, const GeneralRun& run) {
     });
   };
 
-  if (mp.c > 1) columns([](u64 i) { return i; }, [&](u64 j) { return mp.rotation_col(j); });
+  if (mp.c > 1) columns([](u64 i) { return i; }, [&](u64 j) { return rect::rotation_col(mp, j); });
   pool.run(threads, [&](int w) {
     E* tmp = scratch[std::size_t(w)].get();
     for (u64 i = u64(w); i < m; i += u64(threads)) {
       E* row = d + i * n;
-      for (u64 j = 0; j < n; ++j) tmp[j] = row[mp.shuffle(i, j)];
+      for (u64 j = 0; j < n; ++j) tmp[j] = row[rect::shuffle(mp, i, j)];
       std::memcpy(row, tmp, std::size_t(n) * S);
     }
   });
-  columns([&](u64 i) { return mp.permuted_row(i); }, [&](u64 j) { return j % m; });
+  columns([&](u64 i) { return rect::permuted_row(mp, i); }, [&](u64 j) { return j % m; });
 }
 
 }  // namespace
@@ -145,7 +94,7 @@ GeneralRun plan_general(std::uint64_t rows, std::uint64_t cols, std::size_t es, 
 
 void transpose_general(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t es, const GeneralRun& run) {
   if (rows == 0 || cols == 0) return;
-  const Maps mp(rows, cols);
+  const Maps mp = rect::make_maps(rows, cols);
   auto* p = static_cast<unsigned char*>(data);
   switch (es) {
     case 1: return run_typed<1>(p, mp, run);

@@ -16,7 +16,7 @@
 
 namespace {
 
-namespace rect = gt::kernels::rect;
+namespace rect = gt::rect;
 using u64 = std::uint64_t;
 
 const u64 kShapes[][2] = {{2, 3},   {3, 2},    {4, 6},    {6, 4},   {6, 9},    {9, 6},     {12, 18}, {18, 12},

@@ -1,12 +1,12 @@
-// The index maps of an in-place rectangular transpose, for the device kernel
-// `inplace-rect` (kernels/inplace_rect.cu) and the host tests that check them
-// without a GPU (tests/host/core/test_rect_maps.cpp). Plain C++: under nvcc
-// every function is also a device function.
+// The index maps of an in-place rectangular transpose: the host's
+// (inplace/general.cpp), the device kernel `inplace-rect`'s
+// (kernels/inplace_rect.cu), and the tests that check them without a GPU
+// (tests/host/core/test_rect_maps.cpp). Plain C++: under nvcc every function
+// is also a device function.
 //
 // An m x n row-major matrix becomes its n x m transpose in the same memory by
 // the decomposition of Catanzaro, Keller and Garland ("A decomposition for
-// in-place matrix transposition", PPoPP 2014), the same three steps as the
-// host's inplace/general.cpp:
+// in-place matrix transposition", PPoPP 2014), in three steps:
 //   1. (only when c = gcd(m, n) > 1) each column j is rotated:
 //        new[i][j] = old[(i + j / b) mod m][j];
 //   2. each row i is shuffled:        new[i][j] = old[i][shuffle(i, j)];
@@ -14,7 +14,8 @@
 // with a = m / c, b = n / c and k the inverse of a modulo b (of m modulo n
 // when c = 1). Steps 1 and 3 are column gathers "row R(i) + C(j) mod m";
 // step 2 a gather inside one row. The kernels walk both with the iterators
-// below, which step by a fixed stride without a division per element.
+// below, which step by a fixed stride without a division per element; the
+// host calls the maps directly.
 #pragma once
 #include <cstdint>
 
@@ -24,7 +25,7 @@
 #define GT_RECT_HD inline
 #endif
 
-namespace gt::kernels::rect {
+namespace gt::rect {
 
 using u64 = std::uint64_t;
 
@@ -205,4 +206,4 @@ struct SegIter {
   }
 };
 
-}  // namespace gt::kernels::rect
+}  // namespace gt::rect

@@ -621,7 +621,9 @@ u64 run_length(u64 segments, u64 seg_bytes) {
   return std::max<u64>({by_scratch, (segments + 1023) / 1024, 4});
 }
 
-CyclePlan make_cycle_plan(int device, u64 a, u64 b, u64 c, u64 seg_bytes) {
+using PlanPtr = std::shared_ptr<const CyclePlan>;
+
+PlanPtr make_cycle_plan(int device, u64 a, u64 b, u64 c, u64 seg_bytes) {
   const rect::SegMap sm{a, b, c};
   const u64 n = a * b * c, lmax = run_length(n, seg_bytes);
   std::vector<std::uint32_t> pos;
@@ -654,31 +656,41 @@ CyclePlan make_cycle_plan(int device, u64 a, u64 b, u64 c, u64 seg_bytes) {
       runs.push_back({begin + k, l, own, k + l < len ? own + 1 : first});
     }
   }
-  CyclePlan p{device, a, b, c, seg_bytes, runs.size(), u64(slots)};
-  GT_CUDA_CHECK(cudaMalloc(&p.pos, std::max<std::size_t>(1, pos.size()) * sizeof(std::uint32_t)));
-  GT_CUDA_CHECK(cudaMalloc(&p.run, std::max<std::size_t>(1, runs.size()) * sizeof(CycleRun)));
-  GT_CUDA_CHECK(cudaMemcpy(p.pos, pos.data(), pos.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
-  GT_CUDA_CHECK(cudaMemcpy(p.run, runs.data(), runs.size() * sizeof(CycleRun), cudaMemcpyHostToDevice));
+  // Freed when the last holder lets go, once its GPU has finished what was
+  // queued (a launch returns before its kernels end).
+  std::shared_ptr<CyclePlan> p(new CyclePlan{device, a, b, c, seg_bytes, runs.size(), u64(slots)}, [](CyclePlan* q) {
+    int prev = 0;
+    if (cudaGetDevice(&prev) == cudaSuccess && cudaSetDevice(q->device) == cudaSuccess) {
+      cudaDeviceSynchronize();
+      cudaFree(q->pos);
+      cudaFree(q->run);
+      cudaSetDevice(prev);
+    }
+    cudaGetLastError();
+    delete q;
+  });
+  GT_CUDA_CHECK(cudaMalloc(&p->pos, std::max<std::size_t>(1, pos.size()) * sizeof(std::uint32_t)));
+  GT_CUDA_CHECK(cudaMalloc(&p->run, std::max<std::size_t>(1, runs.size()) * sizeof(CycleRun)));
+  GT_CUDA_CHECK(cudaMemcpy(p->pos, pos.data(), pos.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+  GT_CUDA_CHECK(cudaMemcpy(p->run, runs.data(), runs.size() * sizeof(CycleRun), cudaMemcpyHostToDevice));
   return p;
 }
 
 // The plan for this GPU and shape, made once: the bench and a program that
-// transposes many arrays of one shape find it ready. At most kPlans are kept
-// (cudaFree of the oldest waits for the GPU, so no launch still reads it).
-const CyclePlan& cycle_plan(u64 a, u64 b, u64 c, u64 seg_bytes) {
+// transposes many arrays of one shape find it ready. At most kPlans are
+// kept; a launch holds its plan while it queues its kernels, so another
+// thread's launch may evict it meanwhile. The cache is never destroyed: no
+// CUDA call runs at exit.
+PlanPtr cycle_plan(u64 a, u64 b, u64 c, u64 seg_bytes) {
   constexpr std::size_t kPlans = 8;
-  static std::mutex mu;
-  static std::vector<CyclePlan> plans;
+  static std::mutex& mu = *new std::mutex;
+  static std::vector<PlanPtr>& plans = *new std::vector<PlanPtr>;
   int device = 0;
   GT_CUDA_CHECK(cudaGetDevice(&device));
   std::lock_guard<std::mutex> lock(mu);
-  for (const CyclePlan& p : plans)
-    if (p.device == device && p.a == a && p.b == b && p.c == c && p.seg_bytes == seg_bytes) return p;
-  if (plans.size() == kPlans) {
-    cudaFree(plans.front().pos);
-    cudaFree(plans.front().run);
-    plans.erase(plans.begin());
-  }
+  for (const PlanPtr& p : plans)
+    if (p->device == device && p->a == a && p->b == b && p->c == c && p->seg_bytes == seg_bytes) return p;
+  if (plans.size() == kPlans) plans.erase(plans.begin());
   plans.push_back(make_cycle_plan(device, a, b, c, seg_bytes));
   return plans.back();
 }
@@ -765,7 +777,8 @@ template <class E>
 void blocked_steps(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream) {
   constexpr std::size_t S = sizeof(E);
   const u64 c = mp.c, n = mp.n, seg_bytes = c * S;
-  const CyclePlan& plan = cycle_plan(mp.a, mp.b, c, seg_bytes);
+  const PlanPtr held = cycle_plan(mp.a, mp.b, c, seg_bytes);
+  const CyclePlan& plan = *held;
   const KernelInfo tiled = inplace_tiled_info();
   if (gpu.steps & kStepBlocks)
     for (u64 I = 0; I < mp.a; ++I)

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "gtranspose: transpose matrices too large for the GPU and for RAM.\n"
       "  gtranspose IN OUT [options]          out of place\n"
-      "  gtranspose IN --in-place [options]   square matrices, inside the file\n"
+      "  gtranspose IN --in-place [options]   inside the file (squares, R = kC, C = kR, grids of g x g blocks)\n"
       "  gtranspose --bench [options]         kernel bandwidth table\n"
       "  gtranspose --bench-host [options]    the streaming engine, host memory to host memory\n"
       "Inputs by content (HDF5, NumPy), else raw bytes (needs --shape, --dtype); outputs by extension: .h5/.hdf5\n"
@@ -92,7 +92,9 @@ int main(int argc, char** argv) {
 
   app.add_option("IN", in, "input matrix (FILE, FILE.h5:/dataset)");
   app.add_option("OUT", out, "output matrix, written under a temporary name and renamed when complete");
-  app.add_flag("--in-place", in_place, "transpose a square matrix inside its own file");
+  app.add_flag("--in-place", in_place,
+               "transpose inside the file: a square, R x C with one side a multiple of the other, or sides sharing a "
+               "factor g >= 16 with at most 256 blocks of g x g");
   app.add_flag("--resume", resume,
                "with --in-place: finish a run that was interrupted (killed, power loss) from the journal "
                "FILE.gtjournal it left beside the file");

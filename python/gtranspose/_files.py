@@ -38,9 +38,11 @@ def transpose_file(src, dst=None, *, in_place=False, resume=False, shape=None, d
         raw row-major bytes, which need `shape` and `dtype`. The output is
         written under a temporary name beside dst and renamed only when
         complete; an existing dst needs force=True.
-    in_place: transpose a square matrix inside src (no dst). It writes a
-        journal beside the file; a run stopped by a crash or Ctrl-C is
-        finished by the same call with resume=True.
+    in_place: transpose src inside itself (no dst): a square, R x C with
+        one side a multiple of the other, or sides sharing a factor of 16
+        or more (a raw file is then C x R). It writes a journal beside the
+        file; a run stopped by a crash or Ctrl-C is finished by the same
+        call with resume=True.
     shape: (rows, cols) or "ROWSxCOLS", for raw files.
     dtype: "f32", "bf16", ... or a NumPy dtype of those sizes, for raw files.
     engine: "auto" (the GPU where there is one, except compressed HDF5 chunks and files in place,

@@ -232,10 +232,20 @@ TEST(Journal, RectanglesInPlace) {
   EXPECT_EQ(gtgen({"--verify", n, "--transposed", "--seed", "5", "-q"}).exit_code, 0) << "the header says 150x50";
   EXPECT_EQ(d.entries(), (std::vector<std::string>{"r.raw", "w.npy"}));
 
+  // A grid: 96x144 shares 48, so 2 x 3 blocks of 48 (the shape a 3000x2000 file takes).
+  const std::string g = d / "g.raw";
+  ASSERT_EQ(gtgen({g, "--shape", "96x144", "--dtype", "f64", "--seed", "6"}).exit_code, 0);
+  r = gtranspose({g, "--in-place", "--shape", "96x144", "--dtype", "f64", "--engine", "cpu", "--host-mem", "1M"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_NE(r.out.find("6 square blocks of 48 (2 x 3)"), std::string::npos) << why(r);
+  EXPECT_EQ(gtgen({"--verify", g, "--transposed", "--shape", "144x96", "--dtype", "f64", "--seed", "6", "-q"}).exit_code, 0);
+  std::filesystem::remove(g);
+
   const std::string odd = d / "odd.raw";
   ASSERT_EQ(gtgen({odd, "--shape", "6x4", "--dtype", "f32", "--seed", "1"}).exit_code, 0);
   const auto before = cli::file_hash(odd);
   expect_error(gtranspose({odd, "--in-place", "--shape", "6x4", "--dtype", "f32"}), 1,
-               "or R x C where one side is a multiple of the other");
+               "R x C where one side is a multiple of the other (R = kC or C = kR), or R x C whose sides share a "
+               "factor g of at least 16");
   EXPECT_EQ(cli::file_hash(odd), before);
 }

@@ -42,9 +42,10 @@ RunReport transpose(const void* in, void* out, std::uint64_t rows, std::uint64_t
 // data (n x n, leading dimension opts.ld_in or n) becomes its transpose.
 RunReport transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts = {});
 // data (rows x cols, no gaps between rows) becomes its cols x rows transpose,
-// in the same memory. Square, or one side a multiple of the other (rows =
-// k*cols or cols = k*rows): k square blocks in place, then (or first) a
-// permutation of rows; other shapes are gt::Error(usage).
+// in the same memory. One side a multiple of the other (rows = k*cols or
+// cols = k*rows): k square blocks through the engine, then (or first) a
+// permutation of rows; any other shape by the gcd decomposition in memory
+// (inplace/general.cpp: threads and scratch within host_mem).
 RunReport transpose_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
                             const HostOptions& opts = {});
 

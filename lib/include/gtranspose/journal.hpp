@@ -99,12 +99,17 @@ class FileLock {
 // An in-place run goes through stages (plan.hpp, InplaceShape): a square,
 // its one block of tile pairs; a tall rectangle (R = kC), its k blocks, the
 // segment permutation, the end; a wide one (C = kR), the permutation, its k
-// blocks, the end. The end rewrites a .npy header's shape: last, after the
-// data, so a file interrupted at any moment is still its journal's matrix.
+// blocks, the end; a grid, one permutation per row of blocks, its blocks,
+// the permutation of the whole, the end. The end rewrites a .npy header's
+// shape: last, after the data, so a file interrupted at any moment is still
+// its journal's matrix.
 struct InplaceStage {
   enum Kind { block, permute, end };
   Kind kind = block;
-  std::uint64_t index = 0;  // block: which of the k
+  // block: which of the a*b; permute: the row of blocks it permutes inside,
+  // or kWhole for the permutation of the whole after the blocks.
+  std::uint64_t index = 0;
+  static constexpr std::uint64_t kWhole = ~std::uint64_t(0);
 };
 [[nodiscard]] std::vector<InplaceStage> inplace_stages(const InplaceShape& shape);
 // Block `index` of a rectangle's stages as a square matrix of its own (a

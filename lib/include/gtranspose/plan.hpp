@@ -234,19 +234,28 @@ struct RunPlan {
 // --- in place: which shapes, and the stages of a rectangle ------------------------
 
 // How an R x C matrix is transposed in place. Square: tile pairs swapped
-// (PairGrid). A rectangle with R = kC (tall) or C = kR (wide): k square
-// blocks of side min(R, C), each transposed in place as a square, and a
-// permutation of segments of that side (whole rows of a tall matrix, k-ths
-// of a wide one's rows): a P x Q transpose whose elements are segments.
-// Tall runs the blocks first, wide the permutation first (the derivation is
-// at the top of inplace/permute.cpp).
+// (PairGrid). A rectangle: an a x b grid of square blocks of side c =
+// gcd(R, C) (R = a c, C = b c), each transposed in place as a square, and
+// permutations of segments of c elements, each a P x Q transpose whose
+// elements are segments. Tall (R = kC: b = 1) runs the blocks, then one
+// permutation of the whole (P = a, Q = c); wide (C = kR: a = 1) one
+// permutation (P = c, Q = b), then the blocks; a grid (a, b > 1) first a
+// permutation inside each row of blocks (c x b, which makes every block
+// contiguous), then the blocks, then one of the whole (a x bc). The
+// derivation is at the top of inplace/permute.cpp.
 struct InplaceShape {
-  enum Kind { square, tall, wide };
+  enum Kind { square, tall, wide, grid };
   Kind kind = square;
-  std::uint64_t side = 0;    // the square blocks' side
-  std::uint64_t blocks = 1;  // k
-  std::uint64_t P = 1, Q = 1;  // the segment matrix the permutation transposes
+  std::uint64_t side = 0;    // the square blocks' side, c
+  std::uint64_t blocks = 1;  // a * b
+  std::uint64_t a = 1, b = 1;  // rows and columns of blocks
+  std::uint64_t P = 1, Q = 1;  // the permutation's segment matrix (the last one; P * Q is every segment)
 };
+// A grid's blocks: sides of at least kInplaceMinSide elements (its
+// permutations move segments of that many), at most kInplaceMaxBlocks blocks
+// (each runs as a square of its own). R = kC and C = kR take any side.
+constexpr std::uint64_t kInplaceMinSide = 16;
+constexpr std::uint64_t kInplaceMaxBlocks = 256;
 // Throws gt::Error(usage) for a shape in place cannot transpose, naming the
 // shapes it can; `what` names the matrix.
 [[nodiscard]] InplaceShape plan_inplace_shape(const Shape& s, const std::string& what);
@@ -336,6 +345,8 @@ constexpr std::uint64_t kChunkTableBytes = std::uint64_t(4) << 20;
 // A rectangle in place: `s` summarizes one block's plan; the journal's
 // figures become the whole run's (every block and the permutation).
 void add_rectangle(PlanSummary& s, const InplaceShape& shape, const PermutePlan& permute);
+// "6 square blocks of 500 (2 x 3), ...": a rectangle's stages in words, for notes.
+std::string rectangle_stages_text(const InplaceShape& shape);
 // The journal's two header slots before its data (inplace/journal_internal.hpp).
 constexpr std::uint64_t kJournalHeaderBytes = 8192;
 

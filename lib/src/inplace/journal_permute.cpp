@@ -48,8 +48,10 @@ void Journal::permute(InplaceMatrix& whole, const PermutePlan& plan) {
   const std::uint64_t side = shape_.side, cols = whole.info().shape.cols, seg = side * es;
   const std::uint64_t chains = resumed ? h_.chains : plan.chains, length = resumed ? h_.chain_length : plan.chain_length;
   const std::uint64_t per_piece = std::max<std::uint64_t>(1, plan.buffer_bytes / seg);
+  const permute::Region rg = permute::region_of(shape_, stages_[stage_]);
+  const auto at = [&](std::uint64_t x) { return place_of(rg.offset + x, side, cols); };
   std::vector<unsigned char> buf;
-  GroupWalker walker(shape_.P, shape_.Q, chains, length);
+  GroupWalker walker(rg.P, rg.Q, chains, length);
   Group gr;
   for (std::uint64_t g = 0; walker.next(gr); ++g) {
     if (resumed && g < h_.group) continue;
@@ -74,7 +76,7 @@ void Journal::permute(InplaceMatrix& whole, const PermutePlan& plan) {
         for (std::size_t c0 = 0; c0 < n; c0 += std::size_t(per_piece)) {
           const std::size_t k = std::min<std::size_t>(n - c0, std::size_t(per_piece));
           for (std::size_t i = 0; i < k; ++i) {
-            const permute::Place p = place_of(pos[c0 + i], side, cols);
+            const permute::Place p = at(pos[c0 + i]);
             whole.read(p.row, p.col, 1, side, buf.data() + i * seg, side);
           }
           fmt::pwrite_full(fd_.get(), buf.data(), k * seg, saved.offset + c0 * seg, path_);
@@ -97,7 +99,7 @@ void Journal::permute(InplaceMatrix& whole, const PermutePlan& plan) {
       resave_ = false;
     }
     for (std::size_t c = 0; c < n; ++c)
-      for (std::uint64_t t = 0; t < std::min(t0, gr.chains[c].len); ++t) pos[c] = src_of(pos[c], shape_.P, shape_.Q);
+      for (std::uint64_t t = 0; t < std::min(t0, gr.chains[c].len); ++t) pos[c] = src_of(pos[c], rg.P, rg.Q);
 
     for (std::uint64_t t = t0; t < gr.steps; ++t) {
       std::vector<Move> moves;
@@ -105,7 +107,7 @@ void Journal::permute(InplaceMatrix& whole, const PermutePlan& plan) {
         const permute::Chain& ch = gr.chains[c];
         if (t >= ch.len) continue;
         const bool last = t + 1 == ch.len;
-        moves.push_back({pos[c], last ? ch.next : src_of(pos[c], shape_.P, shape_.Q), last});
+        moves.push_back({pos[c], last ? ch.next : src_of(pos[c], rg.P, rg.Q), last});
       }
       // Reads in the order they lie, a buffer's worth at a time; then the writes.
       std::sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
@@ -120,12 +122,12 @@ void Journal::permute(InplaceMatrix& whole, const PermutePlan& plan) {
             if (mv.saved) {
               fmt::pread_full(fd_.get(), buf.data() + i * seg, seg, h_.saved.offset + mv.source * seg, path_);
             } else {
-              const permute::Place p = place_of(mv.source, side, cols);
+              const permute::Place p = at(mv.source);
               whole.read(p.row, p.col, 1, side, buf.data() + i * seg, side);
             }
           }
           for (std::size_t i = 0; i < k; ++i) {
-            const permute::Place p = place_of(moves[m0 + i].dest, side, cols);
+            const permute::Place p = at(moves[m0 + i].dest);
             whole.write(p.row, p.col, 1, side, buf.data() + i * seg, side);
           }
           moved_ += 2 * k * seg;
@@ -140,7 +142,7 @@ void Journal::permute(InplaceMatrix& whole, const PermutePlan& plan) {
       sync_journal(Barrier::step_synced);
       hit(Point::saved_synced);
       for (std::size_t c = 0; c < n; ++c)
-        if (t < gr.chains[c].len) pos[c] = src_of(pos[c], shape_.P, shape_.Q);
+        if (t < gr.chains[c].len) pos[c] = src_of(pos[c], rg.P, rg.Q);
     }
   }
   next_stage_ = stage_ + 1;
@@ -153,7 +155,8 @@ void Journal::recover_permute(InplaceMatrix& whole) {
   if (h_.step == 0) {
     // Step 0 may have begun: the chains' first destinations prove whether
     // it did (they still hold what the journal saved from them).
-    permute::GroupWalker walker(shape_.P, shape_.Q, h_.chains, h_.chain_length);
+    const permute::Region rg = permute::region_of(shape_, stages_[stage_]);
+    permute::GroupWalker walker(rg.P, rg.Q, h_.chains, h_.chain_length);
     permute::Group gr;
     for (std::uint64_t g = 0; g <= h_.group; ++g) walker.next(gr);
     const std::size_t es = id_.p.elem_size;
@@ -161,7 +164,7 @@ void Journal::recover_permute(InplaceMatrix& whole) {
     std::vector<unsigned char> seg(std::size_t(side * es));
     ChunkedHash sum;
     for (const permute::Chain& c : gr.chains) {
-      const permute::Place p = permute::place_of(c.first, side, cols);
+      const permute::Place p = permute::place_of(rg.offset + c.first, side, cols);
       whole.read(p.row, p.col, 1, side, seg.data(), side);
       sum.update(seg.data(), seg.size());
     }

@@ -13,6 +13,13 @@
 // stacks the blocks; each block is then transposed in place. Every segment
 // is a row (tall) or a k-th of a row (wide): the I/O is in row-sized pieces.
 //
+// A grid, R = a c and C = b c with a, b > 1: an a x b grid of c x c blocks
+// B_Iq. Inside row of blocks I, row r's segment q (index r*b + q of the
+// row of blocks) goes to q*c + r (a c x b transpose, as wide), which makes
+// every block contiguous; each is transposed in place; then the segment at
+// (I*b + q)*c + r, row r of B_Iq^T, goes to (q*c + r)*a + I (an a x bc
+// transpose, as tall): row q*c + r of the transpose, its I-th part.
+//
 // The permutation by cycle following: segment d receives the segment at
 // src(d); along a cycle d_0, d_1 = src(d_0), ... each move d_t <- d_{t+1}
 // overwrites what the move before it read, so the moves of one cycle must
@@ -83,23 +90,28 @@ bool GroupWalker::next(Group& g) {
   return !g.chains.empty();
 }
 
-void permute_plain(InplaceMatrix& whole, const InplaceShape& shape) {
-  const std::uint64_t side = shape.side, cols = whole.info().shape.cols, n = shape.P * shape.Q;
+Region region_of(const InplaceShape& shape, const InplaceStage& stage) {
+  if (stage.index == InplaceStage::kWhole) return {shape.a, shape.b * shape.side, 0};
+  return {shape.side, shape.b, stage.index * shape.side * shape.b};
+}
+
+void permute_plain(InplaceMatrix& whole, const InplaceShape& shape, const Region& region) {
+  const std::uint64_t side = shape.side, cols = whole.info().shape.cols, n = region.P * region.Q;
   const std::size_t es = whole.info().elem_size;
   std::vector<unsigned char> held(std::size_t(side * es)), moving(held.size());
   std::vector<bool> seen(std::size_t(n), false);
   const auto read = [&](std::uint64_t x, unsigned char* buf) {
-    const Place p = place_of(x, side, cols);
+    const Place p = place_of(region.offset + x, side, cols);
     whole.read(p.row, p.col, 1, side, buf, side);
   };
   const auto write = [&](std::uint64_t x, const unsigned char* buf) {
-    const Place p = place_of(x, side, cols);
+    const Place p = place_of(region.offset + x, side, cols);
     whole.write(p.row, p.col, 1, side, buf, side);
   };
   for (std::uint64_t x = 0; x < n; ++x) {
     if (seen[std::size_t(x)]) continue;
     seen[std::size_t(x)] = true;
-    std::uint64_t d = x, s = src_of(d, shape.P, shape.Q);
+    std::uint64_t d = x, s = src_of(d, region.P, region.Q);
     if (s == x) continue;
     read(x, held.data());  // the first destination, which the cycle's last move needs
     while (s != x) {
@@ -107,7 +119,7 @@ void permute_plain(InplaceMatrix& whole, const InplaceShape& shape) {
       write(d, moving.data());
       seen[std::size_t(s)] = true;
       d = s;
-      s = src_of(d, shape.P, shape.Q);
+      s = src_of(d, region.P, region.Q);
     }
     write(d, held.data());
   }
@@ -121,16 +133,17 @@ std::vector<InplaceStage> inplace_stages(const InplaceShape& shape) {
     for (std::uint64_t i = 0; i < shape.blocks; ++i) st.push_back({InplaceStage::block, i});
   };
   if (shape.kind == InplaceShape::square) return {{InplaceStage::block, 0}};
-  if (shape.kind == InplaceShape::wide) st.push_back({InplaceStage::permute, 0});
+  if (shape.b > 1)
+    for (std::uint64_t I = 0; I < shape.a; ++I) st.push_back({InplaceStage::permute, I});
   blocks();
-  if (shape.kind == InplaceShape::tall) st.push_back({InplaceStage::permute, 0});
+  if (shape.a > 1) st.push_back({InplaceStage::permute, InplaceStage::kWhole});
   st.push_back({InplaceStage::end, 0});
   return st;
 }
 
 std::unique_ptr<InplaceMatrix> block_view(InplaceMatrix& whole, const InplaceShape& shape, std::uint64_t index) {
-  // Either way the blocks are stacked, `side` rows of `side` elements each:
-  // a tall matrix's from the start, a wide one's once permuted.
+  // Every way the blocks are stacked, `side` rows of `side` elements each:
+  // a tall matrix's from the start, a wide one's or a grid's once permuted.
   const std::string what = whole.describe() + ", block " + std::to_string(index + 1) + " of " +
                            std::to_string(shape.blocks);
   return std::make_unique<journal_impl::LinearView>(whole, shape.side, index * shape.side,
@@ -144,10 +157,12 @@ class PlainStages final : public InplaceStages {
  public:
   PlainStages(const Shape& s) : shape_(s), w_(plain_inplace_writer()) {}
   Shape shape() const override { return shape_; }
-  void start_stage(std::uint64_t) override {}
+  void start_stage(std::uint64_t i) override { stage_ = i; }
   void permute(InplaceMatrix& whole, const PermutePlan&) override {
-    permute::permute_plain(whole, plan_inplace_shape(shape_, whole.describe()));
-    bytes_ += 2 * whole.info().bytes();
+    const InplaceShape is = plan_inplace_shape(shape_, whole.describe());
+    const permute::Region r = permute::region_of(is, inplace_stages(is).at(std::size_t(stage_)));
+    permute::permute_plain(whole, is, r);
+    bytes_ += 2 * r.P * r.Q * is.side * whole.info().elem_size;
   }
   void end(InplaceMatrix& whole) override { whole.flush(); }
   std::uint64_t stage_bytes() const override { return bytes_; }
@@ -160,6 +175,7 @@ class PlainStages final : public InplaceStages {
   Shape shape_;
   std::unique_ptr<InplaceWriter> w_;
   std::uint64_t bytes_ = 0;
+  std::uint64_t stage_ = 0;
 };
 
 }  // namespace

@@ -159,10 +159,12 @@ InPlace check_in_place(void* data, std::uint64_t rows, std::uint64_t cols, std::
     if (a.m.ld != cols)
       usage(api, "a " + to_string(a.m.shape) + " rectangle with ld_in " + std::to_string(a.m.ld) +
                      " cannot be transposed in place (its transpose's rows would not fit): leave ld_in 0");
-    // Shapes the engines' stages take (R = kC, C = kR) go through them;
-    // any other goes through the gcd decomposition in memory (general.hpp).
+    // R = kC and C = kR go through the engines' stages; any other shape
+    // through the gcd decomposition in memory (general.hpp), which moves a
+    // grid's elements fewer times than its stages would (three passes, no
+    // cycle following).
     try {
-      (void)plan_inplace_shape(a.m.shape, "the matrix");
+      a.general = plan_inplace_shape(a.m.shape, "the matrix").kind == InplaceShape::grid;
     } catch (const Error&) {
       a.general = true;
     }

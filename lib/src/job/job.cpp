@@ -195,9 +195,7 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
   r.shape = shape;
   r.elem_size = whole.info().elem_size;
   r.bytes = whole.info().bytes();
-  r.notes.insert(r.notes.begin(), "rectangle in place: " + std::to_string(is.blocks) + " square blocks of " +
-                                      std::to_string(is.side) + " and a permutation of rows" +
-                                      (is.kind == InplaceShape::wide ? " (first)" : " (last)"));
+  r.notes.insert(r.notes.begin(), "rectangle in place: " + rectangle_stages_text(is));
   r.input = r.output = whole.describe();
   return r;
 }

@@ -1,5 +1,6 @@
 // The run plan (plan.hpp): every default, cap and fit check of a run.
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "gtranspose/error.hpp"
@@ -55,20 +56,25 @@ int plan_rank_threads(int wanted, int local_ranks) {
 InplaceShape plan_inplace_shape(const Shape& s, const std::string& what) {
   InplaceShape r;
   if (s.rows == 0 || s.cols == 0) throw Error(ErrorKind::usage, "cannot transpose an empty matrix in place (" + what + ")");
-  r.side = std::min(s.rows, s.cols);
+  r.side = std::gcd(s.rows, s.cols);
   if (s.rows == s.cols) return r;
-  const std::uint64_t big = std::max(s.rows, s.cols);
-  if (big % r.side != 0)
-    throw Error(ErrorKind::usage, "in place transposes a square matrix, or R x C where one side is a multiple of the "
-                                  "other (R = kC or C = kR); " + what + " is " + to_string(s) +
-                                  ": transpose it out of place into another file");
-  r.blocks = big / r.side;
-  r.kind = s.rows > s.cols ? InplaceShape::tall : InplaceShape::wide;
-  // Segments of `side` elements: tall, block i's row j (index i*side + j)
+  r.a = s.rows / r.side;
+  r.b = s.cols / r.side;
+  if (r.a > 1 && r.b > 1 && (r.side < kInplaceMinSide || r.a * r.b > kInplaceMaxBlocks))
+    throw Error(ErrorKind::usage,
+                "in place transposes a square matrix, R x C where one side is a multiple of the other (R = kC or C = "
+                "kR), or R x C whose sides share a factor g of at least " + std::to_string(kInplaceMinSide) +
+                " with at most " + std::to_string(kInplaceMaxBlocks) + " blocks of g x g (e.g. 3000x2000); " + what +
+                " is " + to_string(s) + " (g = " + std::to_string(r.side) + ", " + std::to_string(r.a * r.b) +
+                " blocks): transpose it out of place into another file");
+  r.blocks = r.a * r.b;
+  r.kind = r.b == 1 ? InplaceShape::tall : r.a == 1 ? InplaceShape::wide : InplaceShape::grid;
+  // Segments of `side` elements. Tall, block i's row j (index i*side + j)
   // becomes the output's row j, segment i; wide, row j's segment i becomes
-  // block i's row j. Either way a P x Q transpose of segments.
-  r.P = r.kind == InplaceShape::tall ? r.blocks : r.side;
-  r.Q = r.kind == InplaceShape::tall ? r.side : r.blocks;
+  // block i's row j; a grid does the wide step in each row of blocks and
+  // the tall one over the whole. The last permutation's P x Q:
+  r.P = r.b == 1 ? r.a : r.a == 1 ? r.side : r.a;
+  r.Q = r.b == 1 ? r.side : r.a == 1 ? r.b : r.b * r.side;
   return r;
 }
 

@@ -75,8 +75,20 @@ void add_rectangle(PlanSummary& s, const InplaceShape& shape, const PermutePlan&
   const std::uint64_t saved = permute.chains * permute.segment_bytes;
   s.journal_bytes = s.journal_bytes * shape.blocks + saved;
   s.journal_file_bytes = std::max(s.journal_file_bytes, saved + kJournalHeaderBytes);
-  s.notes.push_back("rectangle in place: " + std::to_string(shape.blocks) + " square blocks of " +
-                    std::to_string(shape.side) + ", each run with the plan shown, and a permutation of rows");
+  s.notes.push_back("rectangle in place: " + rectangle_stages_text(shape) + "; each block runs with the plan shown");
+}
+
+std::string rectangle_stages_text(const InplaceShape& shape) {
+  const std::string blocks = std::to_string(shape.blocks) + " square blocks of " + std::to_string(shape.side);
+  switch (shape.kind) {
+    case InplaceShape::tall: return blocks + ", then a permutation of rows";
+    case InplaceShape::wide: return "a permutation of row segments, then " + blocks;
+    case InplaceShape::grid:
+      return "a permutation of row segments in each of " + std::to_string(shape.a) + " rows of blocks, then " +
+             blocks + " (" + std::to_string(shape.a) + " x " + std::to_string(shape.b) +
+             "), then a permutation of the whole";
+    default: return blocks;
+  }
 }
 
 }  // namespace gt

@@ -98,13 +98,44 @@ TEST(InplaceShape, SquareTallWideAndTheRest) {
   EXPECT_EQ(s.blocks, 4u);
   const Error e = catch_error([] { (void)plan_inplace_shape({6, 4}, "m.raw"); });
   EXPECT_EQ(e.kind(), ErrorKind::usage);
-  EXPECT_NE(e.message().find("one side is a multiple of the other (R = kC or C = kR); m.raw is 6x4"),
+  EXPECT_NE(e.message().find("one side is a multiple of the other (R = kC or C = kR), or R x C whose sides share a "
+                             "factor g of at least 16 with at most 256 blocks of g x g (e.g. 3000x2000); m.raw is "
+                             "6x4 (g = 2, 6 blocks)"),
             std::string::npos)
       << e.what();
   EXPECT_EQ(inplace_stages(plan_inplace_shape({30, 10}, "m")).size(), 5u);  // 3 blocks, rows, end
   const auto wide = inplace_stages(plan_inplace_shape({10, 20}, "m"));
   ASSERT_EQ(wide.size(), 4u);
   EXPECT_EQ(wide.front().kind, InplaceStage::permute);
+  // A grid: 3000 x 2000 is 3 x 2 blocks of 1000; a permutation in each row
+  // of blocks (1000 x 2 segments), the 6 blocks, one of the whole (3 x 2000).
+  s = plan_inplace_shape({3000, 2000}, "m");
+  EXPECT_EQ(s.kind, InplaceShape::grid);
+  EXPECT_EQ(s.side, 1000u);
+  EXPECT_EQ(s.blocks, 6u);
+  EXPECT_EQ(s.P * s.Q, 6000u);  // every segment
+  const auto grid = inplace_stages(s);
+  ASSERT_EQ(grid.size(), 11u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(grid[i].kind, InplaceStage::permute);
+    const permute::Region r = permute::region_of(s, grid[i]);
+    EXPECT_EQ(r.P, 1000u);
+    EXPECT_EQ(r.Q, 2u);
+    EXPECT_EQ(r.offset, i * 2000);
+  }
+  EXPECT_EQ(grid[3].kind, InplaceStage::block);
+  EXPECT_EQ(grid[9].kind, InplaceStage::permute);
+  const permute::Region whole = permute::region_of(s, grid[9]);
+  EXPECT_EQ(whole.P, 3u);
+  EXPECT_EQ(whole.Q, 2000u);
+  EXPECT_EQ(whole.offset, 0u);
+  EXPECT_EQ(grid[10].kind, InplaceStage::end);
+  // The limits: g = 16 takes up to 256 blocks (15 x 17 here); g = 15, or
+  // 16 x 17 blocks, do not.
+  EXPECT_EQ(plan_inplace_shape({16 * 15, 16 * 17}, "m").blocks, 15u * 17u);
+  EXPECT_EQ(plan_inplace_shape({16 * 16, 16 * 15}, "m").kind, InplaceShape::grid);
+  EXPECT_THROW((void)plan_inplace_shape({15 * 2, 15 * 3}, "m"), Error);
+  EXPECT_THROW((void)plan_inplace_shape({16 * 17, 16 * 16}, "m"), Error);
 }
 
 // --- host memory ------------------------------------------------------------------------
@@ -145,6 +176,11 @@ TEST(InplaceRectHost, RefusesLayoutsItCannotDo) {
 
 class InplaceRectFiles : public ::testing::TestWithParam<Case> {};
 
+std::uint64_t shape_blocks(const Case& c) {
+  const std::uint64_t g = std::gcd(c.n, cols_of(c));
+  return (c.n / g) * (cols_of(c) / g);
+}
+
 TEST_P(InplaceRectFiles, TransposedBitExactAndTheShapeSaysSo) {
   const Case& c = GetParam();
   Dir d;
@@ -155,9 +191,15 @@ TEST_P(InplaceRectFiles, TransposedBitExactAndTheShapeSaysSo) {
   RunReport r = run_job(job);
   EXPECT_TRUE(is_transposed(d, c)) << c.name;
   ASSERT_GE(stages.size(), 3u);
-  // Tall: the blocks, then the rows' permutation; wide: the other way round.
-  const std::string first_block = stages[stages.front() == "permute rows" ? 1 : 0];
-  EXPECT_EQ(first_block.rfind("transpose block 1 of ", 0), 0u) << first_block;
+  // Tall: the blocks, then the rows' permutation; wide: the other way round;
+  // a grid: a permutation per row of blocks, the blocks, one of the whole.
+  const auto first_block = std::find_if(stages.begin(), stages.end(),
+                                        [](const std::string& s) { return s.rfind("transpose block ", 0) == 0; });
+  ASSERT_NE(first_block, stages.end());
+  EXPECT_EQ(first_block->rfind("transpose block 1 of " + std::to_string(shape_blocks(c)), 0), 0u) << *first_block;
+  const auto permutes = std::count(stages.begin(), stages.end(), "permute rows");
+  const std::uint64_t g = std::gcd(c.n, cols_of(c)), a = c.n / g, b = cols_of(c) / g;
+  EXPECT_EQ(std::uint64_t(permutes), (b > 1 ? a : 0) + (a > 1 ? 1 : 0)) << c.name;
   EXPECT_EQ(stages.back(), "finish");
   EXPECT_NE(std::find(stages.begin(), stages.end(), "permute rows"), stages.end());
   EXPECT_EQ(d.entries(), std::vector<std::string>{"m" + c.ext}) << "stray files";
@@ -181,18 +223,25 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"raw_u8_tall_96x24", ".raw", 1, 96, 8, 0, 24}, Case{"raw_f64_wide_10x70", ".raw", 8, 10, 4, 0, 70},
                       Case{"npy_f32_tall_120x30", ".npy", 4, 120, 8, 0, 30},
                       Case{"npy_c128_wide_5x40", ".npy", 16, 5, 2, 0, 40},
-                      Case{"npy_u16_column_50x1", ".npy", 2, 50, 1, 0, 1}),
+                      Case{"npy_u16_column_50x1", ".npy", 2, 50, 1, 0, 1},
+                      // Grids: blocks of gcd x gcd, a x b of them.
+                      Case{"raw_f32_grid_48x72", ".raw", 4, 48, 8, 0, 72}, Case{"npy_u8_grid_96x64", ".npy", 1, 96, 8, 0, 64},
+                      Case{"npy_c128_grid_80x48", ".npy", 16, 80, 4, 0, 48},
+                      Case{"raw_u16_grid_34x51", ".raw", 2, 34, 8, 0, 51}),
     [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
 
 TEST(InplaceRectFiles, RefusalsNameTheShapesThatWork) {
-  Dir d;
-  const Case c{"raw_f32_6x4", ".raw", 4, 6, 2, 0, 4};
-  create(d, c);
-  const Error e = catch_error([&] { run_job(job_of(d, c, false)); });
-  EXPECT_EQ(e.kind(), ErrorKind::input);
-  EXPECT_NE(e.message().find("R = kC or C = kR"), std::string::npos) << e.what();
-  EXPECT_TRUE(read_matrix(d, c) == pattern_of(c));
-  EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
+  // gcd 2 (blocks too small), and gcd 16 with 17 x 16 blocks (too many).
+  for (const Case& c : {Case{"raw_f32_6x4", ".raw", 4, 6, 2, 0, 4}, Case{"raw_u8_272x256", ".raw", 1, 272, 8, 0, 256}}) {
+    Dir d;
+    create(d, c);
+    const Error e = catch_error([&] { run_job(job_of(d, c, false)); });
+    EXPECT_EQ(e.kind(), ErrorKind::input);
+    EXPECT_NE(e.message().find("R = kC or C = kR"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("share a factor g of at least 16 with at most 256 blocks"), std::string::npos) << e.what();
+    EXPECT_TRUE(read_matrix(d, c) == pattern_of(c));
+    EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
+  }
 }
 
 TEST(InplaceRectFiles, AFortranOrderRectangleIsRefused) {

@@ -115,9 +115,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"raw_u8_n2_one_tile", ".raw", 1, 2, 2}, Case{"npy_f32_n29", ".npy", 4, 29, 8},
                       Case{"npy_c128_n1", ".npy", 16, 1, 1}, Case{"h5_f64_n29_contiguous", ".h5", 8, 29, 8},
                       Case{"h5_u16_n23_chunked", ".h5", 2, 23, 6, 5},
-                      // Rectangles: blocks then rows (tall), rows then blocks (wide).
+                      // Rectangles: blocks then rows (tall), rows then blocks (wide),
+                      // grids of 16 x 16 blocks (rows of blocks, blocks, the whole).
                       Case{"raw_f32_tall_33x11", ".raw", 4, 33, 4, 0, 11}, Case{"npy_u8_wide_9x27", ".npy", 1, 9, 4, 0, 27},
-                      Case{"npy_c128_tall_14x7", ".npy", 16, 14, 3, 0, 7}, Case{"raw_u16_wide_1x5", ".raw", 2, 1, 1, 0, 5}),
+                      Case{"npy_c128_tall_14x7", ".npy", 16, 14, 3, 0, 7}, Case{"raw_u16_wide_1x5", ".raw", 2, 1, 1, 0, 5},
+                      Case{"raw_f32_grid_48x32", ".raw", 4, 48, 8, 0, 32}, Case{"npy_u8_grid_32x48", ".npy", 1, 32, 8, 0, 48}),
     // No compressed HDF5 dataset here: HDF5 moves a rewritten compressed
     // chunk and may reuse its old space before its chunk index reaches the
     // disk, so a kill can leave chunks no journal can repair (seen on the

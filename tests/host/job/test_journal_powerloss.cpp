@@ -154,7 +154,8 @@ INSTANTIATE_TEST_SUITE_P(Formats, PowerLoss,
                          ::testing::Values(Case{"raw_u16_n21", ".raw", 2, 21, 6}, Case{"npy_f32_n19", ".npy", 4, 19, 5},
                                            Case{"h5_f64_n17_contiguous", ".h5", 8, 17, 6},
                                            Case{"npy_f32_tall_24x8", ".npy", 4, 24, 5, 0, 8},
-                                           Case{"raw_u16_wide_7x21", ".raw", 2, 7, 4, 0, 21}),
+                                           Case{"raw_u16_wide_7x21", ".raw", 2, 7, 4, 0, 21},
+                                           Case{"npy_u8_grid_32x48", ".npy", 1, 32, 8, 0, 48}),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
 
 // Each barrier removed in turn: the test above must then find a loss. A

@@ -71,9 +71,14 @@ PlanSummary summarize_plan(const RunPlan& p) {
 
 void add_rectangle(PlanSummary& s, const InplaceShape& shape, const PermutePlan& permute) {
   // Each block journals as a square of its side (the summary's figures);
-  // the permutation saves one segment per chain of a group.
-  const std::uint64_t saved = permute.chains * permute.segment_bytes;
-  s.journal_bytes = s.journal_bytes * shape.blocks + saved;
+  // a permutation saves one segment per chain of a group: a grid's rows of
+  // blocks each hold c*b segments, the whole a*b*c.
+  const std::uint64_t row_segments = shape.side * shape.b, all = shape.P * shape.Q;
+  const std::uint64_t saved = std::min(permute.chains, all) * permute.segment_bytes;
+  const std::uint64_t row_saved = std::min(permute.chains, row_segments) * permute.segment_bytes;
+  const std::uint64_t permutations_saved =
+      shape.kind == InplaceShape::grid ? shape.a * row_saved + saved : saved;
+  s.journal_bytes = s.journal_bytes * shape.blocks + permutations_saved;
   s.journal_file_bytes = std::max(s.journal_file_bytes, saved + kJournalHeaderBytes);
   s.notes.push_back("rectangle in place: " + rectangle_stages_text(shape) + "; each block runs with the plan shown");
 }

@@ -16,8 +16,9 @@
 // instead: batches of rows or bands copied to a scratch buffer and gathered
 // back, each step then costing two passes. Scratch is allocated on the
 // caller's stream (cudaMallocAsync) only then: max(m, n) elements at least,
-// up to 64 MiB; the blocked route's cycles save one segment per cut cycle
-// there (at most 64 MiB). A square matrix goes to `inplace-tiled`.
+// up to 64 MiB; the blocked route's cycles save there the first segment of
+// each run of a cut cycle (at most 64 MiB), allocated before its first
+// kernel. A square matrix goes to `inplace-tiled`.
 // Run 76 (H100, each step alone, % of a copy of the same bytes): the blocked
 // route's tiles 95%, its cycles 94% (47% in all); the decomposition's row
 // step 49-75% (18% for bytes), its rotation 46-50%, its column permutation
@@ -351,7 +352,8 @@ Gpu gpu_of_current() {
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   g.clusters = major >= 9;
   if (const char* e = std::getenv("GT_TEST_RECT_NO_CLUSTERS"); e && e[0] == '1') g.clusters = false;
-  if (const char* e = std::getenv("GT_TEST_RECT_BAND_BYTES"); e && std::atoi(e) >= 8) g.band_bytes = u64(std::atoi(e));
+  if (const char* e = std::getenv("GT_TEST_RECT_BAND_BYTES"); e && std::atoi(e) >= 8)
+    g.band_bytes = u64(1) << log2_of(u64(std::atoi(e)));  // a power of two, as the bands' masks need
   if (const char* e = std::getenv("GT_TEST_RECT_STEPS"); e && *e) g.steps = unsigned(std::strtoul(e, nullptr, 0));
   return g;
 }
@@ -442,6 +444,16 @@ struct LazyScratch {
 std::size_t scratch_bytes(u64 m, u64 n, std::size_t S) {
   const u64 bytes = m * n * S;
   return std::size_t(std::max<u64>(std::max(m, n) * S, std::min<u64>(bytes, kScratchMax)));
+}
+
+// Whether the row step goes through device memory: rows longer than a
+// block holds, and than a cluster of up to 16 (or no clusters).
+bool rows_need_scratch(u64 n, std::size_t S, const Gpu& gpu) {
+  if (n * S <= kCap) return false;
+  if (gpu.clusters)
+    for (unsigned cl = 2; cl <= kMaxCluster; cl *= 2)
+      if (pow2_at_least((n + cl - 1) / cl) * S <= kCap) return false;
+  return true;
 }
 
 template <class E>
@@ -687,10 +699,14 @@ PlanPtr cycle_plan(u64 a, u64 b, u64 c, u64 seg_bytes) {
   static std::vector<PlanPtr>& plans = *new std::vector<PlanPtr>;
   int device = 0;
   GT_CUDA_CHECK(cudaGetDevice(&device));
+  PlanPtr evicted;  // let go after the lock: its deleter waits for the GPU
   std::lock_guard<std::mutex> lock(mu);
   for (const PlanPtr& p : plans)
     if (p->device == device && p->a == a && p->b == b && p->c == c && p->seg_bytes == seg_bytes) return p;
-  if (plans.size() == kPlans) plans.erase(plans.begin());
+  if (plans.size() == kPlans) {
+    evicted = std::move(plans.front());
+    plans.erase(plans.begin());
+  }
   plans.push_back(make_cycle_plan(device, a, b, c, seg_bytes));
   return plans.back();
 }
@@ -750,7 +766,8 @@ __global__ void __launch_bounds__(kThreads) cycle_move(W* d, const W* scratch, c
 }
 
 template <class W>
-void cycle_pass(void* data, u64 seg_bytes, const CyclePlan& plan, const Gpu& gpu, cudaStream_t stream) {
+void cycle_pass(void* data, u64 seg_bytes, const CyclePlan& plan, void* slots, const Gpu& gpu,
+                cudaStream_t stream) {
   if (!plan.runs) return;
   CycleGrid cg;
   cg.seg_words = seg_bytes / sizeof(W);
@@ -761,11 +778,8 @@ void cycle_pass(void* data, u64 seg_bytes, const CyclePlan& plan, const Gpu& gpu
   const u64 blocks = (cg.items + (kThreads / cg.lanes) - 1) / (kThreads / cg.lanes);
   const unsigned grid = unsigned(std::min<u64>(blocks, u64(gpu.sms) * 4));
   W* d = static_cast<W*>(data);
-  std::unique_ptr<Scratch> scratch;
-  W* sc = nullptr;
+  W* sc = static_cast<W*>(slots);
   if (plan.slots) {
-    scratch = std::make_unique<Scratch>(std::size_t(plan.slots * seg_bytes), stream);
-    sc = static_cast<W*>(scratch->get());
     cycle_save<W><<<grid, kThreads, 0, stream>>>(d, sc, plan.pos, plan.run, cg);
     GT_CUDA_LAUNCHED("inplace-rect");
   }
@@ -779,6 +793,11 @@ void blocked_steps(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stre
   const u64 c = mp.c, n = mp.n, seg_bytes = c * S;
   const PlanPtr held = cycle_plan(mp.a, mp.b, c, seg_bytes);
   const CyclePlan& plan = *held;
+  // The cut cycles' scratch before any kernel: a failed allocation then
+  // leaves the matrix as it was, not half transposed.
+  std::unique_ptr<Scratch> slots;
+  if (plan.slots && (gpu.steps & kStepCycles)) slots = std::make_unique<Scratch>(std::size_t(plan.slots * seg_bytes), stream);
+  void* sc = slots ? slots->get() : nullptr;
   const KernelInfo tiled = inplace_tiled_info();
   if (gpu.steps & kStepBlocks)
     for (u64 I = 0; I < mp.a; ++I)
@@ -787,9 +806,9 @@ void blocked_steps(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stre
   // Whole 16-byte words where every segment starts on one (cudaMalloc'd
   // arrays, segments of a multiple of 16 bytes), else elements.
   if (seg_bytes % 16 == 0 && reinterpret_cast<std::uintptr_t>(d) % 16 == 0)
-    cycle_pass<uint4>(d, seg_bytes, plan, gpu, stream);
+    cycle_pass<uint4>(d, seg_bytes, plan, sc, gpu, stream);
   else
-    cycle_pass<E>(d, seg_bytes, plan, gpu, stream);
+    cycle_pass<E>(d, seg_bytes, plan, sc, gpu, stream);
 }
 
 bool inplace_rect_supports(const Problem& p, std::string* why) {
@@ -811,6 +830,11 @@ void launch_inplace_rect(const void* in, void*, const Problem& p, cudaStream_t s
     E* d = static_cast<E*>(const_cast<void*>(in));
     LazyScratch scratch{scratch_bytes(m, n, S), stream};
     if (blocked_route(mp)) return blocked_steps(d, mp, gpu, stream);
+    // A step that will go through device memory gets its scratch before the
+    // first kernel: a failed allocation then leaves the matrix as it was.
+    // (A GPU that refuses to co-schedule a planned cluster still allocates
+    // mid-way: launch_clusters finds out only at the launch.)
+    if (rows_need_scratch(n, S, gpu) || plan_band(m, n, S, gpu).width == 0) (void)scratch.get();
     if (mp.c > 1 && (gpu.steps & kStepRotate)) col_step(d, mp, true, gpu, stream, scratch);
     if (gpu.steps & kStepRows) row_step(d, mp, gpu, stream, scratch);
     if (gpu.steps & kStepColumns) col_step(d, mp, false, gpu, stream, scratch);

@@ -44,14 +44,15 @@ std::string transpose_device_inplace(void* data, std::uint64_t n, std::size_t el
 
 // data (rows x cols, packed rows when rows != cols) becomes its cols x rows
 // transpose in the same memory; the caller then reads it as cols x rows. A
-// rectangle runs `inplace-rect`: where c = gcd(rows, cols) >= 256, its c x c
-// blocks in place and one pass that moves their rows (about 47% of a
-// device-to-device copy of the same bytes on an H100, docs/PERF.md); else two
-// or three passes of the gcd decomposition (12-20% there). It may allocate
-// on opts.stream a scratch of up to 64 MiB (at least max(rows, cols)
-// elements where a row or column is too long for 16 blocks' shared memory),
-// and keeps, per GPU and shape, a plan of 4 bytes per c elements (the first
-// call of a shape makes it, synchronously).
+// rectangle runs `inplace-rect`: where c = gcd(rows, cols) >= 256, with at
+// most 64 blocks of c x c and 2^24 segments of c elements, its blocks in
+// place and one pass that moves their rows (about 47% of a device-to-device
+// copy of the same bytes on an H100, docs/PERF.md); else two or three passes
+// of the gcd decomposition (4-26% there). It may allocate on opts.stream a
+// scratch of up to 64 MiB (at least max(rows, cols) elements where a row or
+// column is too long for 16 blocks' shared memory), and keeps, per GPU and
+// shape, a plan of 4 bytes per segment: the first call of a shape makes it
+// with synchronous copies, so that call cannot be captured into a CUDA graph.
 std::string transpose_device_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
                                      const DeviceOptions& opts = {});
 

@@ -113,8 +113,8 @@ struct InplaceStage {
 };
 [[nodiscard]] std::vector<InplaceStage> inplace_stages(const InplaceShape& shape);
 // Block `index` of a rectangle's stages as a square matrix of its own (a
-// view of `whole`'s elements: before a wide matrix's permutation they are
-// not its rows).
+// view of `whole`'s elements: before a wide matrix's or a grid's first
+// permutations they are not its rows).
 [[nodiscard]] std::unique_ptr<InplaceMatrix> block_view(InplaceMatrix& whole, const InplaceShape& shape,
                                                         std::uint64_t index);
 
@@ -131,11 +131,12 @@ class InplaceStages : public InplaceWriter {
   virtual std::uint64_t next_stage() const { return 0; }
   // Before each stage, in order.
   virtual void start_stage(std::uint64_t stage) = 0;
-  // The permutation stage, whole; `plan` from plan_permute().
+  // A permutation stage (the current one: its region is the stage's,
+  // permute::region_of); `plan` from plan_permute().
   virtual void permute(InplaceMatrix& whole, const PermutePlan& plan) = 0;
   // The end stage of a rectangle: a .npy header's new shape, then the journal removed.
   virtual void end(InplaceMatrix& whole) = 0;
-  // Bytes moved by the stages no engine ran (the permutation), for the report.
+  // Bytes moved so far by the stages no engine ran (the permutations), for the report.
   virtual std::uint64_t stage_bytes() const { return 0; }
 };
 // No journal: host memory, or a run that asked for no crash safety.

@@ -42,7 +42,7 @@ void Journal::permute(InplaceMatrix& whole, const PermutePlan& plan) {
   using permute::place_of;
   using permute::src_of;
   if (stages_[stage_].kind != InplaceStage::permute) throw Error(ErrorKind::internal, "journal: not a permutation stage");
-  if (!created_) create(0, 0);  // a wide matrix starts here
+  if (!created_) create(0, 0);  // a wide matrix and a grid start here
   const bool resumed = resuming() && (h_.p.phase & kPermute);
   const std::size_t es = id_.p.elem_size;
   const std::uint64_t side = shape_.side, cols = whole.info().shape.cols, seg = side * es;

@@ -1,7 +1,8 @@
 // A rectangle in place (plan.hpp, InplaceShape): the stages, the block
 // views, and the segment permutation's cycles, chains and groups.
 //
-// Why blocks and one permutation suffice. Tall, R = kC: the matrix is k
+// Why blocks and permutations suffice (one for R = kC or C = kR, a + 1 for
+// a grid, below). Tall, R = kC: the matrix is k
 // stacked C x C blocks B_0 .. B_{k-1}, and its transpose (C x kC) is
 // [B_0^T B_1^T ... B_{k-1}^T] side by side. Transposing each block in place
 // leaves B_i^T's row j at segment i*C + j of the file (segments of C

@@ -186,7 +186,12 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
       stages.end(whole);
     const double s = seconds_between(t0, Clock::now());
     r.wall_s += s;
-    if (st.kind == InplaceStage::permute) r.stage("permute") = {"permute", s, stages.stage_bytes()};
+    if (st.kind == InplaceStage::permute) {  // a grid has several: their times add up
+      StageStat& p = r.stage("permute");
+      p.name = "permute";
+      p.busy_s += s;
+      p.bytes = stages.stage_bytes();  // what every permutation so far moved
+    }
   }
   add_writer_stats(r, stages);
   if (!r.plan.engine.empty())

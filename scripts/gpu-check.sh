@@ -30,7 +30,8 @@
 #           scripts/ncu-summary.py profile.log gives one line per kernel)
 #
 # Environment: GT_BUILD_DIR (default /tmp/b), GT_JOBS (16), GT_SANITIZE_EXTRA (a gtest filter
-# that sanitize also runs under both tools), GT_TUNE_FILTER (a gtest
+# that sanitize also runs under both tools), GT_SANITIZE_TIMEOUT (seconds per sanitizer run,
+# default 300), GT_TUNE_FILTER (a gtest
 # filter over DISABLED_Tune.*), and the harness's GT_TUNE_SIZES, GT_TUNE_KERNELS,
 # GT_TUNE_VARIANTS, GT_TUNE_REPS (tests/device/tune_test.cu).
 #
@@ -116,10 +117,15 @@ if has_step sanitize; then
     local tool t0 rc summary_line
     for tool in memcheck racecheck; do
       t0=$(date +%s)
-      "$SAN" --tool "$tool" --error-exitcode 99 "$TESTS" --gtest_filter="$1" >"$OUT/$2-$tool.log" 2>&1
+      # A time limit per tool (GT_SANITIZE_TIMEOUT, default 300 s): run 78's
+      # racecheck did not finish in 330 s, and a hung tool must not take the
+      # rest of the call with it.
+      timeout "${GT_SANITIZE_TIMEOUT:-300}" "$SAN" --tool "$tool" --error-exitcode 99 "$TESTS" --gtest_filter="$1" \
+        >"$OUT/$2-$tool.log" 2>&1
       rc=$?
       summary_line=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$2-$tool.log" | tail -1)
       if [ $rc -eq 0 ]; then record "$tool$3" ok "${summary_line:-clean} ($(secs "$t0") s)"
+      elif [ $rc -eq 124 ]; then record "$tool$3" FAIL "timed out after ${GT_SANITIZE_TIMEOUT:-300} s: see $2-$tool.log"
       else record "$tool$3" FAIL "rc $rc: ${summary_line:-see $2-$tool.log}"; fi
     done
   }

@@ -845,8 +845,9 @@ void launch_inplace_rect(const void* in, void*, const Problem& p, cudaStream_t s
 
 KernelInfo inplace_rect_info() {
   return {"inplace-rect",
-          "any shape, in place (packed rows): column rotation, row shuffle and column permutation (Catanzaro et al.), "
-          "each step on chip (shared memory, clusters); squares go to inplace-tiled",
+          "any shape, in place (packed rows): gcd >= 256, its gcd x gcd blocks by inplace-tiled, then their rows by "
+          "cycles; else column rotation, row shuffle and column permutation (Catanzaro et al.) on chip; squares go to "
+          "inplace-tiled",
           Kind::inplace, inplace_rect_supports, launch_inplace_rect, false};
 }
 

@@ -3,7 +3,7 @@
 // (a column rotation when c = gcd(m, n) > 1, a shuffle inside each row, a
 // permutation of each column), or, where c is large, by the blocked route:
 // every c x c block transposed where it lies (inplace-tiled), then one pass
-// that moves the blocks' rows to their places (rect::SegIter). Every step
+// that moves the blocks' rows to their places (rect::segment_source). Every step
 // reads the matrix once and writes it once; what a step gathers from waits
 // in on-chip memory:
 //   - a row step holds whole rows in one block's shared memory (several short
@@ -592,7 +592,7 @@ void col_step(E* d, const rect::Maps& mp, bool rotate, const Gpu& gpu, cudaStrea
 
 // The blocked route (m = a c, n = b c): each c x c block transposed where it
 // lies by inplace-tiled, then one pass that moves the blocks' rows (segments
-// of c elements, rect::SegIter's permutation) to their places by following
+// of c elements, rect::segment_source's permutation) to their places by following
 // the permutation's cycles: every move copies a whole segment, contiguous on
 // both sides. Two passes instead of the decomposition's three; taken where c
 // >= kBlockedMinSide, for at most kBlockedMaxBlocks blocks (one launch each)
@@ -650,7 +650,7 @@ PlanPtr make_cycle_plan(int device, u64 a, u64 b, u64 c, u64 seg_bytes) {
     do {
       seen[x] = true;
       pos.push_back(std::uint32_t(x));
-      x = rect::SegIter(sm, x, 1).value(sm);
+      x = rect::segment_source(sm, x);
     } while (x != x0);
     const std::uint32_t len = std::uint32_t(pos.size()) - begin;
     if (len == 1) {

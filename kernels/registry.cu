@@ -26,7 +26,7 @@ bool check_problem(const char* name, const Problem& p, const Limits& lim, std::s
     return fail(why, std::string(name) + " transposes in place: the matrix must be square, not " + shape_str(p) +
                          " (inplace-rect takes rectangles)");
   if (lim.kind == Kind::inplace && p.rows != p.cols && p.ld_in && p.ld_in != p.cols)
-    return fail(why, std::string(name) + ": a " + shape_str(p) + " rectangle in place must be packed (ld_in " +
+    return fail(why, "a " + shape_str(p) + " rectangle in place must be packed (ld_in " +
                          std::to_string(p.ld_in) + " is not cols): its transpose has rows of another length");
   if (p.ld_in && p.ld_in < p.cols)
     return fail(why, "ld_in " + std::to_string(p.ld_in) + " is smaller than cols " + std::to_string(p.cols));

@@ -133,13 +133,15 @@ def _inplace_rect(a, view, es, kernel):
     """A rectangle in place (inplace-rect): its memory is reused whole and
     the result is a new view of it, shape (cols, rows), in a's memory order."""
     rows, cols = view.shape
-    c_order = view.strides == (cols * es, es) or rows == 1
-    f_order = view.strides == (es, rows * es) or cols == 1
-    if not (c_order or f_order):
+    lay = layout(view.shape, view.strides, es)
+    if rows == 1 or cols == 1:
+        order = "C"  # a row or a column: its own transpose in memory, whatever its strides
+    elif lay in ((False, cols), (True, rows)):
+        order = "F" if lay[0] else "C"
+    else:
         raise _core.GtValueError(f"inplace=True on a {rows}x{cols} rectangle needs a contiguous array (C or Fortran "
                                  f"order), not strides {view.strides}: its transpose fills the whole buffer (use "
                                  "transpose(a) for a new array)")
-    order = "C" if c_order else "F"
     # The result is a view of a's memory with another shape: made by a's own
     # reshape (CuPy, or a C-ordered array of a kind that has one).
     if not (_cupy_array(a) or (order == "C" and hasattr(a, "reshape"))):

@@ -106,10 +106,9 @@ class FileLock {
 struct InplaceStage {
   enum Kind { block, permute, end };
   Kind kind = block;
-  // block: which of the a*b; permute: the row of blocks it permutes inside,
-  // or kWhole for the permutation of the whole after the blocks.
+  // block: which of the a*b; permute: its permute_region() index (a row of
+  // blocks, or kPermuteWhole after the blocks).
   std::uint64_t index = 0;
-  static constexpr std::uint64_t kWhole = ~std::uint64_t(0);
 };
 [[nodiscard]] std::vector<InplaceStage> inplace_stages(const InplaceShape& shape);
 // Block `index` of a rectangle's stages as a square matrix of its own (a
@@ -132,7 +131,7 @@ class InplaceStages : public InplaceWriter {
   // Before each stage, in order.
   virtual void start_stage(std::uint64_t stage) = 0;
   // A permutation stage (the current one: its region is the stage's,
-  // permute::region_of); `plan` from plan_permute().
+  // permute_region); `plan` from plan_permute().
   virtual void permute(InplaceMatrix& whole, const PermutePlan& plan) = 0;
   // The end stage of a rectangle: a .npy header's new shape, then the journal removed.
   virtual void end(InplaceMatrix& whole) = 0;

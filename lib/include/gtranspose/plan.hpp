@@ -249,8 +249,17 @@ struct InplaceShape {
   std::uint64_t side = 0;    // the square blocks' side, c
   std::uint64_t blocks = 1;  // a * b
   std::uint64_t a = 1, b = 1;  // rows and columns of blocks
-  std::uint64_t P = 1, Q = 1;  // the permutation's segment matrix (the last one; P * Q is every segment)
+  std::uint64_t segments() const { return a * b * side; }  // of c elements, in the whole matrix
 };
+// One permutation of a rectangle's stages: a P x Q transpose of the segments
+// offset .. offset + P*Q - 1. Index I < a: inside row of blocks I (c x b, as
+// wide; before the blocks, where b > 1); kPermuteWhole: the whole (a x bc, as
+// tall; after the blocks, where a > 1).
+constexpr std::uint64_t kPermuteWhole = ~std::uint64_t(0);
+struct PermuteRegion {
+  std::uint64_t P = 1, Q = 1, offset = 0;
+};
+[[nodiscard]] PermuteRegion permute_region(const InplaceShape& shape, std::uint64_t index);
 // A grid's blocks: sides of at least kInplaceMinSide elements (its
 // permutations move segments of that many), at most kInplaceMaxBlocks blocks
 // (each runs as a square of its own). R = kC and C = kR take any side.

@@ -178,32 +178,15 @@ GT_RECT_HD u64 col_shift(const Maps& p, bool rotate, u64 j) { return rotate ? ro
 // block is transposed where it lies, the matrix is a*b*c segments of c
 // elements each (a row of the matrix is b of them), and the segment at
 // (block row I, row r in the block, block column q), index (I c + r) b + q,
-// belongs at (q c + r) a + I. SegIter walks the gather: for y = y0, y0 +
-// step, ..., the segment that position y takes.
+// belongs at (q c + r) a + I. segment_source(s, y) is the segment that
+// position y takes.
 struct SegMap {
   u64 a = 1, b = 1, c = 1;
 };
 
-struct SegIter {
-  u64 I, r, q, sI, sr, sq;
-  GT_RECT_HD SegIter(const SegMap& s, u64 y0, u64 step) {
-    I = y0 % s.a;
-    r = (y0 / s.a) % s.c;
-    q = y0 / s.a / s.c;
-    sI = step % s.a;
-    sr = (step / s.a) % s.c;
-    sq = step / s.a / s.c;
-  }
-  GT_RECT_HD u64 value(const SegMap& s) const { return (I * s.c + r) * s.b + q; }
-  GT_RECT_HD void advance(const SegMap& s) {
-    I += sI;
-    const bool c1 = I >= s.a;
-    if (c1) I -= s.a;
-    r += sr + (c1 ? 1 : 0);
-    const bool c2 = r >= s.c;
-    if (c2) r -= s.c;
-    q += sq + (c2 ? 1 : 0);
-  }
-};
+inline u64 segment_source(const SegMap& s, u64 y) {
+  const u64 I = y % s.a, r = (y / s.a) % s.c, q = y / s.a / s.c;
+  return (I * s.c + r) * s.b + q;
+}
 
 }  // namespace gt::rect

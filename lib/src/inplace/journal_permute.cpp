@@ -48,7 +48,7 @@ void Journal::permute(InplaceMatrix& whole, const PermutePlan& plan) {
   const std::uint64_t side = shape_.side, cols = whole.info().shape.cols, seg = side * es;
   const std::uint64_t chains = resumed ? h_.chains : plan.chains, length = resumed ? h_.chain_length : plan.chain_length;
   const std::uint64_t per_piece = std::max<std::uint64_t>(1, plan.buffer_bytes / seg);
-  const permute::Region rg = permute::region_of(shape_, stages_[stage_]);
+  const PermuteRegion rg = permute_region(shape_, stages_[stage_].index);
   const auto at = [&](std::uint64_t x) { return place_of(rg.offset + x, side, cols); };
   std::vector<unsigned char> buf;
   GroupWalker walker(rg.P, rg.Q, chains, length);
@@ -155,7 +155,7 @@ void Journal::recover_permute(InplaceMatrix& whole) {
   if (h_.step == 0) {
     // Step 0 may have begun: the chains' first destinations prove whether
     // it did (they still hold what the journal saved from them).
-    const permute::Region rg = permute::region_of(shape_, stages_[stage_]);
+    const PermuteRegion rg = permute_region(shape_, stages_[stage_].index);
     permute::GroupWalker walker(rg.P, rg.Q, h_.chains, h_.chain_length);
     permute::Group gr;
     for (std::uint64_t g = 0; g <= h_.group; ++g) walker.next(gr);

@@ -91,12 +91,7 @@ bool GroupWalker::next(Group& g) {
   return !g.chains.empty();
 }
 
-Region region_of(const InplaceShape& shape, const InplaceStage& stage) {
-  if (stage.index == InplaceStage::kWhole) return {shape.a, shape.b * shape.side, 0};
-  return {shape.side, shape.b, stage.index * shape.side * shape.b};
-}
-
-void permute_plain(InplaceMatrix& whole, const InplaceShape& shape, const Region& region) {
+void permute_plain(InplaceMatrix& whole, const InplaceShape& shape, const PermuteRegion& region) {
   const std::uint64_t side = shape.side, cols = whole.info().shape.cols, n = region.P * region.Q;
   const std::size_t es = whole.info().elem_size;
   std::vector<unsigned char> held(std::size_t(side * es)), moving(held.size());
@@ -137,7 +132,7 @@ std::vector<InplaceStage> inplace_stages(const InplaceShape& shape) {
   if (shape.b > 1)
     for (std::uint64_t I = 0; I < shape.a; ++I) st.push_back({InplaceStage::permute, I});
   blocks();
-  if (shape.a > 1) st.push_back({InplaceStage::permute, InplaceStage::kWhole});
+  if (shape.a > 1) st.push_back({InplaceStage::permute, kPermuteWhole});
   st.push_back({InplaceStage::end, 0});
   return st;
 }
@@ -156,14 +151,14 @@ namespace {
 // No journal: the plain writer's pairs, the permutation straight through.
 class PlainStages final : public InplaceStages {
  public:
-  PlainStages(const Shape& s) : shape_(s), w_(plain_inplace_writer()) {}
+  PlainStages(const Shape& s)
+      : shape_(s), is_(plan_inplace_shape(s, "the matrix")), stages_(inplace_stages(is_)), w_(plain_inplace_writer()) {}
   Shape shape() const override { return shape_; }
   void start_stage(std::uint64_t i) override { stage_ = i; }
   void permute(InplaceMatrix& whole, const PermutePlan&) override {
-    const InplaceShape is = plan_inplace_shape(shape_, whole.describe());
-    const permute::Region r = permute::region_of(is, inplace_stages(is).at(std::size_t(stage_)));
-    permute::permute_plain(whole, is, r);
-    bytes_ += 2 * r.P * r.Q * is.side * whole.info().elem_size;
+    const PermuteRegion r = permute_region(is_, stages_.at(std::size_t(stage_)).index);
+    permute::permute_plain(whole, is_, r);
+    bytes_ += 2 * r.P * r.Q * is_.side * whole.info().elem_size;
   }
   void end(InplaceMatrix& whole) override { whole.flush(); }
   std::uint64_t stage_bytes() const override { return bytes_; }
@@ -174,6 +169,8 @@ class PlainStages final : public InplaceStages {
 
  private:
   Shape shape_;
+  InplaceShape is_;
+  std::vector<InplaceStage> stages_;
   std::unique_ptr<InplaceWriter> w_;
   std::uint64_t bytes_ = 0;
   std::uint64_t stage_ = 0;

@@ -7,18 +7,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "gtranspose/journal.hpp"
 #include "gtranspose/matrix.hpp"
 #include "gtranspose/plan.hpp"
 
 namespace gt::permute {
-
-// One permutation stage: a P x Q transpose of the segments offset ..
-// offset + P*Q - 1 of the matrix (a row of blocks of a grid, or the whole).
-struct Region {
-  std::uint64_t P = 1, Q = 1, offset = 0;
-};
-Region region_of(const InplaceShape& shape, const InplaceStage& stage);
 
 // The segment at x = p*Q + q goes to q*P + p; src_of() is the inverse: the
 // segment destination d receives.
@@ -65,6 +57,6 @@ inline Place place_of(std::uint64_t x, std::uint64_t side, std::uint64_t cols) {
 
 // Runs one permutation stage without a journal (host memory: nothing to
 // crash-protect), one cycle at a time through one segment of scratch.
-void permute_plain(InplaceMatrix& whole, const InplaceShape& shape, const Region& region);
+void permute_plain(InplaceMatrix& whole, const InplaceShape& shape, const PermuteRegion& region);
 
 }  // namespace gt::permute

@@ -69,20 +69,23 @@ InplaceShape plan_inplace_shape(const Shape& s, const std::string& what) {
                 " blocks): transpose it out of place into another file");
   r.blocks = r.a * r.b;
   r.kind = r.b == 1 ? InplaceShape::tall : r.a == 1 ? InplaceShape::wide : InplaceShape::grid;
+  return r;
+}
+
+PermuteRegion permute_region(const InplaceShape& s, std::uint64_t index) {
   // Segments of `side` elements. Tall, block i's row j (index i*side + j)
   // becomes the output's row j, segment i; wide, row j's segment i becomes
   // block i's row j; a grid does the wide step in each row of blocks and
-  // the tall one over the whole. The last permutation's P x Q:
-  r.P = r.b == 1 ? r.a : r.a == 1 ? r.side : r.a;
-  r.Q = r.b == 1 ? r.side : r.a == 1 ? r.b : r.b * r.side;
-  return r;
+  // the tall one over the whole.
+  if (index == kPermuteWhole) return {s.a, s.b * s.side, 0};
+  return {s.side, s.b, index * s.side * s.b};
 }
 
 PermutePlan plan_permute(const InplaceShape& shape, std::size_t elem_size, std::uint64_t host_mem,
                          std::uint64_t reserved) {
   PermutePlan p;
   p.segment_bytes = shape.side * elem_size;
-  const std::uint64_t segments = shape.P * shape.Q;
+  const std::uint64_t segments = shape.segments();
   const std::uint64_t host = host_mem ? host_mem : default_host_budget();
   const std::uint64_t room = host > reserved ? host - reserved : host;
   p.buffer_bytes = std::max(p.segment_bytes, std::min(kPermuteBufferBytes, room / 2));

@@ -71,15 +71,16 @@ PlanSummary summarize_plan(const RunPlan& p) {
 
 void add_rectangle(PlanSummary& s, const InplaceShape& shape, const PermutePlan& permute) {
   // Each block journals as a square of its side (the summary's figures);
-  // a permutation saves one segment per chain of a group: a grid's rows of
-  // blocks each hold c*b segments, the whole a*b*c.
-  const std::uint64_t row_segments = shape.side * shape.b, all = shape.P * shape.Q;
-  const std::uint64_t saved = std::min(permute.chains, all) * permute.segment_bytes;
-  const std::uint64_t row_saved = std::min(permute.chains, row_segments) * permute.segment_bytes;
-  const std::uint64_t permutations_saved =
-      shape.kind == InplaceShape::grid ? shape.a * row_saved + saved : saved;
-  s.journal_bytes = s.journal_bytes * shape.blocks + permutations_saved;
-  s.journal_file_bytes = std::max(s.journal_file_bytes, saved + kJournalHeaderBytes);
+  // a permutation saves one segment per chain of a group, at most one per
+  // segment of its region. The permutations are inplace_stages()'s: one per
+  // row of blocks where b > 1, the whole's where a > 1.
+  const auto saved_by = [&](std::uint64_t index) {
+    const PermuteRegion r = permute_region(shape, index);
+    return std::min(permute.chains, r.P * r.Q) * permute.segment_bytes;
+  };
+  const std::uint64_t rows_saved = shape.b > 1 ? saved_by(0) : 0, whole_saved = shape.a > 1 ? saved_by(kPermuteWhole) : 0;
+  s.journal_bytes = s.journal_bytes * shape.blocks + shape.a * rows_saved + whole_saved;
+  s.journal_file_bytes = std::max(s.journal_file_bytes, std::max(rows_saved, whole_saved) + kJournalHeaderBytes);
   s.notes.push_back("rectangle in place: " + rectangle_stages_text(shape) + "; each block runs with the plan shown");
 }
 

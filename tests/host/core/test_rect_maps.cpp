@@ -93,31 +93,26 @@ TEST(RectMaps, ThreeStepsTranspose) {
 }
 
 // The blocked route: every c x c block transposed where it lies, then the
-// segments gathered through SegIter, is the transpose.
+// segments gathered through segment_source, is the transpose.
 TEST(RectMaps, BlocksThenSegmentsTranspose) {
   for (const auto& s : kShapes) {
     const u64 m = s[0], n = s[1];
     const u64 c = std::gcd(m, n), a = m / c, b = n / c;
     const rect::SegMap sm{a, b, c};
-    for (u64 threads : {u64(1), u64(3), u64(512)}) {
-      std::vector<u64> x(m * n);
-      std::iota(x.begin(), x.end(), u64(0));
-      for (u64 I = 0; I < a; ++I)
-        for (u64 q = 0; q < b; ++q)
-          for (u64 r = 0; r < c; ++r)
-            for (u64 k = r + 1; k < c; ++k) std::swap(x[(I * c + r) * n + q * c + k], x[(I * c + k) * n + q * c + r]);
-      const std::vector<u64> t = x;
-      const u64 segs = a * b * c;
-      for (u64 y0 = 0; y0 < threads && y0 < segs; ++y0) {
-        rect::SegIter it(sm, y0, threads);
-        for (u64 y = y0; y < segs; y += threads, it.advance(sm))
-          for (u64 e = 0; e < c; ++e) x[y * c + e] = t[it.value(sm) * c + e];
-      }
-      u64 wrong = 0;
-      for (u64 r = 0; r < n; ++r)
-        for (u64 col = 0; col < m; ++col) wrong += x[r * m + col] != col * n + r;
-      EXPECT_EQ(wrong, 0u) << m << "x" << n << " with " << threads << " threads";
-    }
+    std::vector<u64> x(m * n);
+    std::iota(x.begin(), x.end(), u64(0));
+    for (u64 I = 0; I < a; ++I)
+      for (u64 q = 0; q < b; ++q)
+        for (u64 r = 0; r < c; ++r)
+          for (u64 k = r + 1; k < c; ++k) std::swap(x[(I * c + r) * n + q * c + k], x[(I * c + k) * n + q * c + r]);
+    const std::vector<u64> t = x;
+    const u64 segs = a * b * c;
+    for (u64 y = 0; y < segs; ++y)
+      for (u64 e = 0; e < c; ++e) x[y * c + e] = t[rect::segment_source(sm, y) * c + e];
+    u64 wrong = 0;
+    for (u64 r = 0; r < n; ++r)
+      for (u64 col = 0; col < m; ++col) wrong += x[r * m + col] != col * n + r;
+    EXPECT_EQ(wrong, 0u) << m << "x" << n;
   }
 }
 

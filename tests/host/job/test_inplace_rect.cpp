@@ -92,7 +92,7 @@ TEST(InplaceShape, SquareTallWideAndTheRest) {
   EXPECT_EQ(s.kind, InplaceShape::tall);
   EXPECT_EQ(s.blocks, 3u);
   EXPECT_EQ(s.side, 10u);
-  EXPECT_EQ(s.P * s.Q, 30u);
+  EXPECT_EQ(s.segments(), 30u);
   s = plan_inplace_shape({10, 40}, "m");
   EXPECT_EQ(s.kind, InplaceShape::wide);
   EXPECT_EQ(s.blocks, 4u);
@@ -113,19 +113,19 @@ TEST(InplaceShape, SquareTallWideAndTheRest) {
   EXPECT_EQ(s.kind, InplaceShape::grid);
   EXPECT_EQ(s.side, 1000u);
   EXPECT_EQ(s.blocks, 6u);
-  EXPECT_EQ(s.P * s.Q, 6000u);  // every segment
+  EXPECT_EQ(s.segments(), 6000u);  // every segment
   const auto grid = inplace_stages(s);
   ASSERT_EQ(grid.size(), 11u);
   for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(grid[i].kind, InplaceStage::permute);
-    const permute::Region r = permute::region_of(s, grid[i]);
+    const PermuteRegion r = permute_region(s, grid[i].index);
     EXPECT_EQ(r.P, 1000u);
     EXPECT_EQ(r.Q, 2u);
     EXPECT_EQ(r.offset, i * 2000);
   }
   EXPECT_EQ(grid[3].kind, InplaceStage::block);
   EXPECT_EQ(grid[9].kind, InplaceStage::permute);
-  const permute::Region whole = permute::region_of(s, grid[9]);
+  const PermuteRegion whole = permute_region(s, grid[9].index);
   EXPECT_EQ(whole.P, 3u);
   EXPECT_EQ(whole.Q, 2000u);
   EXPECT_EQ(whole.offset, 0u);

@@ -118,11 +118,7 @@ std::string transpose_device_inplace(void* data, std::uint64_t rows, std::uint64
   if (opts.ld_out && opts.ld_out != (opts.ld_in ? opts.ld_in : cols))
     usage(api, "ld_out differs from ld_in: in place, the matrix has one leading dimension (leave ld_out 0)");
   (void)span_of(api, "matrix", data, rows, cols, elem_size, opts.ld_in);
-  if (rows != cols && opts.ld_in && opts.ld_in != cols)
-    usage(api, "a " + to_string(Shape{rows, cols}) + " rectangle in place must be packed (ld_in " +
-                   std::to_string(opts.ld_in) + ", not " + std::to_string(cols) +
-                   "): its transpose has rows of another length");
-  // auto: the tuned square kernel for a square, inplace-rect for a rectangle.
+  // The kernel checks the problem (a rectangle's packed rows too) itself. auto: the tuned square kernel for a square, inplace-rect for a rectangle.
   const kernels::KernelInfo& k = rows != cols && (opts.kernel.empty() || opts.kernel == "auto")
                                      ? *kernels::find("inplace-rect")
                                      : cuda::pick_kernel(opts.kernel, elem_size, kernels::Kind::inplace);

@@ -85,6 +85,19 @@ __device__ __forceinline__ void barrier() {
   __syncthreads();
 }
 
+// Where this block works: its rank in its cluster, and which of the grid's
+// clusters (of size 1 without clusters) it belongs to.
+template <bool kCluster>
+struct Place {
+  unsigned rank, size;
+  u64 nclusters, cid;
+  __device__ Place() {
+    cluster_place<kCluster>(rank, size);
+    nclusters = gridDim.x / size;
+    cid = blockIdx.x / size;
+  }
+};
+
 // Block `rank`'s shared buffer, seen from this block.
 template <bool kCluster, class E>
 __device__ __forceinline__ E* shared_of(E* mine, unsigned rank) {
@@ -106,7 +119,6 @@ constexpr int unroll_of() {
 // A band step's matrix and layout: steps 1 and 3 gather row R(i) + C(j) mod m.
 struct BandArgs {
   rect::Maps mp;
-  u64 rows = 0, cols = 0;  // the matrix as the kernel sees it
   u64 width = 1;         // W columns per band, a power of two <= kThreads
   unsigned wshift = 0;   // log2 W
   u64 part = 0;          // rows per block of a cluster (a power of two); all rows without clusters
@@ -122,13 +134,11 @@ struct BandMaps;
 template <>
 struct BandMaps<Band::rotate> {
   static __device__ rect::RotIter rows(const BandArgs& g, u64 i0, u64 step) { return {g.mp, i0, step}; }
-  static __device__ const rect::Maps& map(const BandArgs& g) { return g.mp; }
   static __device__ u64 shift(const BandArgs& g, u64 j) { return rect::rotation_col(g.mp, j); }
 };
 template <>
 struct BandMaps<Band::permute> {
   static __device__ rect::PermIter rows(const BandArgs& g, u64 i0, u64 step) { return {g.mp, i0, step}; }
-  static __device__ const rect::Maps& map(const BandArgs& g) { return g.mp; }
   static __device__ u64 shift(const BandArgs& g, u64 j) { return j % g.mp.m; }
 };
 
@@ -141,19 +151,17 @@ __global__ void __launch_bounds__(kThreads, 2) band_kernel(E* d, BandArgs g) {
   constexpr int U = unroll_of<sizeof(E)>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   E* s = reinterpret_cast<E*>(smem_raw);
-  unsigned rank, size;
-  cluster_place<kCluster>(rank, size);
-  const u64 nclusters = gridDim.x / size, cid = blockIdx.x / size;
-  const u64 m = g.rows, n = g.cols, W = g.width;
+  const Place<kCluster> at;
+  const u64 m = g.mp.m, n = g.mp.n, W = g.width;
   const unsigned tj = threadIdx.x & unsigned(W - 1), ti = threadIdx.x >> g.wshift;
   const unsigned rstep = kThreads >> g.wshift;
-  const u64 row0 = kCluster ? u64(rank) << g.pshift : 0;
+  const u64 row0 = kCluster ? u64(at.rank) << g.pshift : 0;
   const u64 rows_here = kCluster ? (row0 < m ? min(g.part, m - row0) : 0) : m;
   const u64 jump = u64(rstep) * n;
   // The thread's rows are the same in every band: their source walk starts
   // from one state.
   const auto rows_from = Maps::rows(g, row0 + ti, rstep);
-  for (u64 band = cid; band < g.nbands; band += nclusters) {
+  for (u64 band = at.cid; band < g.nbands; band += at.nclusters) {
     const u64 j = (band << g.wshift) + tj;
     const bool live = j < n;
     if (live) {
@@ -178,13 +186,13 @@ __global__ void __launch_bounds__(kThreads, 2) band_kernel(E* d, BandArgs g) {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           if (r0 + u64(u) * rstep < rows_here) {
-            u64 src = it.value(Maps::map(g)) + cj;
+            u64 src = it.value(g.mp) + cj;
             if (src >= m) src -= m;
             if constexpr (kCluster)
               v[u] = shared_of<kCluster>(s, unsigned(src >> g.pshift))[(src & (g.part - 1)) * W + tj];
             else
               v[u] = s[src * W + tj];
-            it.advance(Maps::map(g));
+            it.advance(g.mp);
           }
         }
 #pragma unroll
@@ -225,14 +233,12 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
   constexpr int U = unroll_of<sizeof(E)>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   E* s = reinterpret_cast<E*>(smem_raw);
-  unsigned rank, size;
-  cluster_place<kCluster>(rank, size);
-  const u64 nclusters = gridDim.x / size, cid = blockIdx.x / size;
+  const Place<kCluster> at;
   const u64 m = g.mp.m, n = g.mp.n;
-  for (u64 grp = cid; grp < g.ngroups; grp += nclusters) {
+  for (u64 grp = at.cid; grp < g.ngroups; grp += at.nclusters) {
     if constexpr (kCluster) {
       E* row = d + grp * n;
-      const u64 j0 = u64(rank) << g.pshift;
+      const u64 j0 = u64(at.rank) << g.pshift;
       const u64 len = j0 < n ? min(g.part, n - j0) : 0;
       load_run<U>(s, row + j0, len);
       barrier<kCluster>();
@@ -302,7 +308,7 @@ __global__ void __launch_bounds__(kThreads) row_gather(E* d, const E* scratch, r
 template <class E, Band kMode>
 __global__ void __launch_bounds__(kThreads) band_gather(E* d, const E* scratch, BandArgs g, u64 j0, u64 wb,
                                                         unsigned wt_shift, u64 row_chunk) {
-  const u64 m = g.rows, n = g.cols, wt = u64(1) << wt_shift;
+  const u64 m = g.mp.m, n = g.mp.n, wt = u64(1) << wt_shift;
   const unsigned tj = threadIdx.x & unsigned(wt - 1), ti = threadIdx.x >> wt_shift, rstep = kThreads >> wt_shift;
   const u64 col_chunks = (wb + wt - 1) >> wt_shift, row_chunks = (m + row_chunk - 1) / row_chunk;
   for (u64 u = blockIdx.x; u < col_chunks * row_chunks; u += gridDim.x) {
@@ -314,8 +320,8 @@ __global__ void __launch_bounds__(kThreads) band_gather(E* d, const E* scratch, 
     const u64 r_begin = rc * row_chunk + ti, r_end = min(m, (rc + 1) * row_chunk);
     if (r_begin >= r_end) continue;
     auto it = Maps::rows(g, r_begin, rstep);
-    for (u64 i = r_begin; i < r_end; i += rstep, it.advance(Maps::map(g))) {
-      u64 src = it.value(Maps::map(g)) + cj;
+    for (u64 i = r_begin; i < r_end; i += rstep, it.advance(g.mp)) {
+      u64 src = it.value(g.mp) + cj;
       if (src >= m) src -= m;
       d[i * n + j0 + jj] = scratch[src * wb + jj];
     }
@@ -446,14 +452,22 @@ std::size_t scratch_bytes(u64 m, u64 n, std::size_t S) {
   return std::size_t(std::max<u64>(std::max(m, n) * S, std::min<u64>(bytes, kScratchMax)));
 }
 
+// The smallest cluster that holds a row of n elements (0 when none of up
+// to 16 blocks does, or the GPU has no clusters), and each block's part.
+unsigned row_cluster(u64 n, std::size_t S, const Gpu& gpu, u64* part) {
+  if (gpu.clusters)
+    for (unsigned cl = 2; cl <= kMaxCluster; cl *= 2) {
+      *part = pow2_at_least((n + cl - 1) / cl);
+      if (*part * S <= kCap) return cl;
+    }
+  return 0;
+}
+
 // Whether the row step goes through device memory: rows longer than a
 // block holds, and than a cluster of up to 16 (or no clusters).
 bool rows_need_scratch(u64 n, std::size_t S, const Gpu& gpu) {
-  if (n * S <= kCap) return false;
-  if (gpu.clusters)
-    for (unsigned cl = 2; cl <= kMaxCluster; cl *= 2)
-      if (pow2_at_least((n + cl - 1) / cl) * S <= kCap) return false;
-  return true;
+  u64 part = 0;
+  return n * S > kCap && row_cluster(n, S, gpu, &part) == 0;
 }
 
 template <class E>
@@ -478,14 +492,10 @@ void row_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, L
     GT_CUDA_LAUNCHED("inplace-rect");
     return;
   }
-  if (gpu.clusters) {
-    for (unsigned cl = 2; cl <= kMaxCluster; cl *= 2) {
-      const u64 part = pow2_at_least((n + cl - 1) / cl);
-      if (part * S > kCap) continue;
-      RowArgs g{mp, 1, m, part, log2_of(part)};
-      if (launch_clusters(row_kernel<E, true>, cl, std::size_t(part * S), m, stream, d, g)) return;
-      break;
-    }
+  u64 part = 0;
+  if (const unsigned cl = row_cluster(n, S, gpu, &part)) {
+    RowArgs g{mp, 1, m, part, log2_of(part)};
+    if (launch_clusters(row_kernel<E, true>, cl, std::size_t(part * S), m, stream, d, g)) return;
   }
   // Rows longer than a cluster holds: batches of rows through device memory.
   const u64 per = std::max<u64>(1, scratch.get().bytes() / row_bytes);
@@ -534,34 +544,22 @@ BandPlan plan_band(u64 m, u64 n, std::size_t S, const Gpu& gpu) {
   return {};  // through device memory
 }
 
-// A band step over the g.rows x g.cols matrix: step 1 or 3.
+// A band step over the matrix: step 1 or 3.
 template <class E, Band kMode>
-void band_step(E* d, BandArgs g, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
+void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
   constexpr std::size_t S = sizeof(E);
-  const u64 m = g.rows, n = g.cols;
+  const u64 m = mp.m, n = mp.n;
   const BandPlan bp = plan_band(m, n, S, gpu);
+  BandArgs g{mp, bp.width, log2_of(bp.width), bp.part, log2_of(bp.part), (n + bp.width - 1) / std::max<u64>(1, bp.width)};
+  const std::size_t smem = std::size_t(bp.part * bp.width * S);
   if (bp.width && bp.cluster == 1) {
-    g.width = bp.width;
-    g.wshift = log2_of(bp.width);
-    g.part = m;
-    g.nbands = (n + bp.width - 1) / bp.width;
-    const std::size_t smem = std::size_t(m * bp.width * S);
     auto kernel = band_kernel<E, false, kMode>;
     const unsigned blocks = unsigned(std::min<u64>(g.nbands, resident_blocks(kernel, smem, gpu)));
     kernel<<<blocks, kThreads, smem, stream>>>(d, g);
     GT_CUDA_LAUNCHED("inplace-rect");
     return;
   }
-  if (bp.width) {
-    g.width = bp.width;
-    g.wshift = log2_of(bp.width);
-    g.part = bp.part;
-    g.pshift = log2_of(bp.part);
-    g.nbands = (n + bp.width - 1) / bp.width;
-    if (launch_clusters(band_kernel<E, true, kMode>, bp.cluster, std::size_t(bp.part * bp.width * S), g.nbands, stream,
-                        d, g))
-      return;
-  }
+  if (bp.width && launch_clusters(band_kernel<E, true, kMode>, bp.cluster, smem, g.nbands, stream, d, g)) return;
   // Columns longer than a cluster holds (or clusters the GPU will not
   // co-schedule): batches of bands through device memory.
   const u64 wb_max = std::max<u64>(1, scratch.get().bytes() / (m * S));
@@ -580,14 +578,10 @@ void band_step(E* d, BandArgs g, const Gpu& gpu, cudaStream_t stream, LazyScratc
 
 template <class E>
 void col_step(E* d, const rect::Maps& mp, bool rotate, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
-  BandArgs g;
-  g.mp = mp;
-  g.rows = mp.m;
-  g.cols = mp.n;
   if (rotate)
-    band_step<E, Band::rotate>(d, g, gpu, stream, scratch);
+    band_step<E, Band::rotate>(d, mp, gpu, stream, scratch);
   else
-    band_step<E, Band::permute>(d, g, gpu, stream, scratch);
+    band_step<E, Band::permute>(d, mp, gpu, stream, scratch);
 }
 
 // The blocked route (m = a c, n = b c): each c x c block transposed where it

@@ -8,22 +8,27 @@
 // in on-chip memory:
 //   - a row step holds whole rows in one block's shared memory (several short
 //     rows per block), or one long row spread over a cluster of up to 16
-//     blocks (distributed shared memory, sm_90);
+//     blocks (distributed shared memory, sm_90), loaded as aligned 16-byte
+//     words;
 //   - a column step holds a band of W columns (W elements of 32 bytes or
-//     more where it fits) of every row, in one block or spread over a cluster.
+//     more where it fits) of every row, in one block or spread over a
+//     cluster. The rotation gathers (each block writes its rows, reading the
+//     next block's first ones); the permutation scatters (each block writes
+//     the elements its rows hold, to rows looked up in a table of the row
+//     map's inverse: m 4-byte entries, in device memory of their own).
 // Where neither fits (a row or a column longer than 16 blocks' shared memory
 // can hold, or a GPU without clusters), the step goes through device memory
 // instead: batches of rows or bands copied to a scratch buffer and gathered
 // back, each step then costing two passes. Scratch is allocated on the
 // caller's stream (cudaMallocAsync) only then: max(m, n) elements at least,
 // up to 64 MiB; the blocked route's cycles save there the first segment of
-// each run of a cut cycle (at most 64 MiB), allocated before its first
-// kernel. A square matrix goes to `inplace-tiled`.
-// Run 76 (H100, each step alone, % of a copy of the same bytes): the blocked
-// route's tiles 95%, its cycles 94% (47% in all); the decomposition's row
-// step 49-75% (18% for bytes), its rotation 46-50%, its column permutation
-// 13-25%: every row of a band is read and written 32-128 bytes at a time,
-// rows apart, and in clusters each block reads every other's shared memory.
+// each run of a cut cycle (at most 64 MiB). Scratch a launch needs is
+// allocated before its first kernel. A square matrix goes to `inplace-tiled`.
+// Run 80 (H100, each step alone, % of a copy of the same bytes): the blocked
+// route's tiles 91-95%, its cycles 93-94% (46-47% in all); the
+// decomposition's row step 55-78% (20% for bytes), its rotation 50%, its
+// column permutation 33-55% (19% for bytes; 13-26% in gather form, run 76):
+// every row of a band is read and written 64 bytes at a time, rows apart.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -142,21 +147,50 @@ struct BandMaps<Band::permute> {
   static __device__ u64 shift(const BandArgs& g, u64 j) { return j % g.mp.m; }
 };
 
-// A band step on chip: each cluster (or block) takes bands of W columns;
-// every block loads its rows of the band, then writes them from wherever
-// their source rows lie.
-template <class E, bool kCluster, Band kMode>
-__global__ void __launch_bounds__(kThreads, 2) band_kernel(E* d, BandArgs g) {
-  using Maps = BandMaps<kMode>;
+// Loads this block's rows [row0, row0 + rows_here) of the band of W columns
+// from column j into shared memory (row r at s[r * W + tj]), U loads ahead.
+template <int U, class E>
+__device__ __forceinline__ void load_band(E* s, const E* d, u64 n, u64 j, unsigned tj, unsigned ti, unsigned rstep,
+                                          u64 W, u64 row0, u64 rows_here) {
+  const u64 jump = u64(rstep) * n;
+  const E* from = d + (row0 + ti) * n + j;
+  for (u64 r0 = ti; r0 < rows_here; r0 += u64(U) * rstep, from += U * jump) {
+    E v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (r0 + u64(u) * rstep < rows_here) v[u] = from[u * jump];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (r0 + u64(u) * rstep < rows_here) s[(r0 + u64(u) * rstep) * W + tj] = v[u];
+  }
+}
+
+// The rows a block of a band step holds: a cluster's block its part, a
+// lone block all.
+template <bool kCluster>
+struct BandRows {
+  u64 row0, count;
+  __device__ BandRows(const Place<kCluster>& at, const BandArgs& g) {
+    row0 = kCluster ? u64(at.rank) << g.pshift : 0;
+    count = kCluster ? (row0 < g.mp.m ? min(g.part, g.mp.m - row0) : 0) : g.mp.m;
+  }
+};
+
+// The column rotation on chip, in gather form: each cluster (or block)
+// takes bands of W columns; every block loads its rows of the band, then
+// writes them from where their source rows lie: its own rows, and for the
+// last few the next block's first ones (distributed shared memory).
+template <class E, bool kCluster>
+__global__ void __launch_bounds__(kThreads, 2) rotate_kernel(E* d, BandArgs g) {
+  using Maps = BandMaps<Band::rotate>;
   constexpr int U = unroll_of<sizeof(E)>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   E* s = reinterpret_cast<E*>(smem_raw);
   const Place<kCluster> at;
-  const u64 m = g.mp.m, n = g.mp.n, W = g.width;
+  const BandRows<kCluster> own(at, g);
+  const u64 m = g.mp.m, n = g.mp.n, W = g.width, row0 = own.row0, rows_here = own.count;
   const unsigned tj = threadIdx.x & unsigned(W - 1), ti = threadIdx.x >> g.wshift;
   const unsigned rstep = kThreads >> g.wshift;
-  const u64 row0 = kCluster ? u64(at.rank) << g.pshift : 0;
-  const u64 rows_here = kCluster ? (row0 < m ? min(g.part, m - row0) : 0) : m;
   const u64 jump = u64(rstep) * n;
   // The thread's rows are the same in every band: their source walk starts
   // from one state.
@@ -164,18 +198,7 @@ __global__ void __launch_bounds__(kThreads, 2) band_kernel(E* d, BandArgs g) {
   for (u64 band = at.cid; band < g.nbands; band += at.nclusters) {
     const u64 j = (band << g.wshift) + tj;
     const bool live = j < n;
-    if (live) {
-      const E* from = d + (row0 + ti) * n + j;
-      for (u64 r0 = ti; r0 < rows_here; r0 += u64(U) * rstep, from += U * jump) {
-        E v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-          if (r0 + u64(u) * rstep < rows_here) v[u] = from[u * jump];
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-          if (r0 + u64(u) * rstep < rows_here) s[(r0 + u64(u) * rstep) * W + tj] = v[u];
-      }
-    }
+    if (live) load_band<U>(s, d, n, j, tj, ti, rstep, W, row0, rows_here);
     barrier<kCluster>();
     if (live) {
       const u64 cj = Maps::shift(g, j);
@@ -204,6 +227,74 @@ __global__ void __launch_bounds__(kThreads, 2) band_kernel(E* d, BandArgs g) {
   }
 }
 
+// The column permutation on chip, in scatter form: each block writes the
+// elements whose sources it holds, so no block reads another's shared memory
+// (in gather form, as the rotation, every block of a cluster read every
+// other's: 13-25% of a copy in run 76, 18-50% in scatter form in run 80). Output row i of column j takes source row
+// s = (R(i) + j) mod m, R = rect::permuted_row; with t = (s - j) mod m, its
+// row is rinv[t] (R's inverse, a table made by rinv_kernel). A band's W
+// sources for one t lie on a diagonal of the band, rows s..s+W-1 of its
+// columns, and land in one output row, W elements side by side: so the
+// threads of a diagonal write contiguous memory and read shared memory at a
+// stride of W + 1 elements (no bank conflicts). The cluster waits once per
+// band, for every block to have loaded it before any writes into it.
+template <class E, bool kCluster>
+__global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, const std::uint32_t* __restrict__ rinv) {
+  constexpr int U = unroll_of<sizeof(E)>();
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  E* s = reinterpret_cast<E*>(smem_raw);
+  const Place<kCluster> at;
+  const BandRows<kCluster> own(at, g);
+  const u64 m = g.mp.m, n = g.mp.n, W = g.width, row0 = own.row0, rows_here = own.count;
+  const unsigned tj = threadIdx.x & unsigned(W - 1), ti = threadIdx.x >> g.wshift;
+  const unsigned rstep = kThreads >> g.wshift;
+  const u64 rstep_m = rstep % m;
+  // Diagonals x = 0 .. rows_here + W - 2 of this block's rows: thread tj's
+  // element of diagonal x is local row x + tj - (W - 1).
+  const u64 diagonals = rows_here + W - 1;
+  for (u64 band = at.cid; band < g.nbands; band += at.nclusters) {
+    const u64 j0 = band << g.wshift, j = j0 + tj;
+    const bool live = j < n;
+    if (live) load_band<U>(s, d, n, j, tj, ti, rstep, W, row0, rows_here);
+    barrier<kCluster>();
+    if (live && rows_here) {
+      // t of diagonal x: (row0 - (j0 + W - 1) + x) mod m.
+      u64 t = (row0 + m - (j0 + W - 1) % m + ti % m) % m;
+      E* col = d + j;
+      for (u64 x0 = ti; x0 < diagonals; x0 += u64(U) * rstep) {
+        E v[U];
+        std::uint32_t to[U];
+        bool ok[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const u64 x = x0 + u64(u) * rstep + tj;  // local row + W - 1
+          ok[u] = x >= W - 1 && x - (W - 1) < rows_here;
+          if (ok[u]) {
+            to[u] = rinv[t];
+            v[u] = s[(x - (W - 1)) * W + tj];
+          }
+          t += rstep_m;
+          if (t >= m) t -= m;
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (ok[u]) col[u64(to[u]) * n] = v[u];
+      }
+    }
+    // The next band's loads overwrite only this block's shared memory, and
+    // only this block reads it.
+    __syncthreads();
+  }
+}
+
+// rinv[R(i)] = i for every row i: R's inverse, for scatter_kernel.
+__global__ void __launch_bounds__(kThreads) rinv_kernel(std::uint32_t* rinv, rect::Maps mp) {
+  const u64 i0 = u64(blockIdx.x) * kThreads + threadIdx.x, step = u64(gridDim.x) * kThreads;
+  if (i0 >= mp.m) return;
+  rect::PermIter it(mp, i0, step);
+  for (u64 i = i0; i < mp.m; i += step, it.advance(mp)) rinv[it.value(mp)] = std::uint32_t(i);
+}
+
 struct RowArgs {
   rect::Maps mp;
   u64 group;    // rows per block (1 in clusters)
@@ -213,7 +304,7 @@ struct RowArgs {
   unsigned tpr = kThreads, tshift = 9;  // threads per row without clusters (a power of two)
 };
 
-// Copies `len` elements from global to shared memory, kUnroll loads in flight.
+// Copies `len` elements from global to shared memory, U loads in flight.
 template <int U, class E>
 __device__ __forceinline__ void load_run(E* s, const E* from, u64 len) {
   for (u64 t0 = threadIdx.x; t0 < len; t0 += u64(U) * kThreads) {
@@ -226,6 +317,45 @@ __device__ __forceinline__ void load_run(E* s, const E* from, u64 len) {
       if (t0 + u64(u) * kThreads < len) s[t0 + u64(u) * kThreads] = v[u];
   }
 }
+
+// Elements of E ahead of `from`'s 16-byte word: where load_span puts
+// element 0 in shared memory (0 for sizes that do not divide 16).
+template <class E>
+__device__ __forceinline__ unsigned span_lead(const E* from) {
+  constexpr std::size_t S = sizeof(E);
+  if constexpr (S < 16 && 16 % S == 0)
+    return unsigned((reinterpret_cast<std::uintptr_t>(from) & 15) / S);
+  else
+    return 0;
+}
+
+// Copies `len` elements from `from` to s[lead ..], lead = span_lead(from),
+// so that the span's aligned 16-byte words land on aligned words of shared
+// memory and move as whole words (16 / sizeof(E) elements a load: the row
+// step's loads were one element each, 4 KiB in flight per block for bytes);
+// the ragged head and tail go element by element. `s` is 16-byte aligned
+// and holds lead + len elements (at most 15 bytes more than len).
+constexpr int kSpanUnroll = 3;
+template <class E>
+__device__ __forceinline__ void load_span(E* s, const E* from, u64 len) {
+  constexpr std::size_t S = sizeof(E);
+  if constexpr (S < 16 && 16 % S == 0) {
+    constexpr u64 per = 16 / S;
+    const unsigned lead = span_lead(from);
+    const u64 head = lead ? min(len, per - lead) : 0;
+    const u64 words = (len - head) / per, tail = head + words * per;
+    E* sl = s + lead;
+    for (u64 k = threadIdx.x; k < head; k += kThreads) sl[k] = from[k];
+    for (u64 k = tail + threadIdx.x; k < len; k += kThreads) sl[k] = from[k];
+    load_run<kSpanUnroll>(reinterpret_cast<uint4*>(sl + head), reinterpret_cast<const uint4*>(from + head), words);
+  } else {
+    load_run<unroll_of<S>()>(s, from, len);
+  }
+}
+
+// Shared memory a row step's block takes for `elems` elements: room for
+// load_span's lead.
+constexpr std::size_t span_bytes(u64 elems, std::size_t S) { return std::size_t(elems * S) + 16; }
 
 // Step 2 on chip: a block holds `group` whole rows, or a cluster one row.
 template <class E, bool kCluster>
@@ -240,7 +370,10 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
       E* row = d + grp * n;
       const u64 j0 = u64(at.rank) << g.pshift;
       const u64 len = j0 < n ? min(g.part, n - j0) : 0;
-      load_run<U>(s, row + j0, len);
+      // Every block's part starts at the same offset in its 16-byte word
+      // (part * S is a multiple of 16), so each finds its elements at `lead`.
+      const unsigned lead = span_lead(row);
+      load_span(s, row + j0, len);
       barrier<kCluster>();
       if (threadIdx.x < len) {
         rect::ShuffleIter it(g.mp, grp, j0 + threadIdx.x, kThreads);
@@ -250,7 +383,7 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
           for (int u = 0; u < U; ++u)
             if (t0 + u64(u) * kThreads < len) {
               const u64 src = it.value(g.mp);
-              v[u] = shared_of<kCluster>(s, unsigned(src >> g.pshift))[src & (g.part - 1)];
+              v[u] = shared_of<kCluster>(s, unsigned(src >> g.pshift))[lead + (src & (g.part - 1))];
               it.advance(g.mp);
             }
 #pragma unroll
@@ -263,14 +396,15 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
       const u64 i0 = grp * g.group;
       const u64 rows = min(g.group, m - i0);
       E* base = d + i0 * n;
-      load_run<U>(s, base, rows * n);
+      load_span(s, base, rows * n);
+      const unsigned lead = span_lead(base);
       __syncthreads();
       // tpr threads per row, each walking every tpr-th element of it.
       const unsigned lane = threadIdx.x & (g.tpr - 1), slots = kThreads >> g.tshift;
       for (u64 rr = threadIdx.x >> g.tshift; rr < rows; rr += slots) {
         rect::ShuffleIter it(g.mp, i0 + rr, lane, g.tpr);
         E* row = base + rr * n;
-        const E* srow = s + rr * n;
+        const E* srow = s + lead + rr * n;
         for (u64 j0 = lane; j0 < n; j0 += u64(U) * g.tpr) {
           E v[U];
 #pragma unroll
@@ -485,7 +619,7 @@ void row_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, L
     const unsigned blocks_est = 2 * unsigned(gpu.sms);
     g.group = std::max<u64>(1, std::min<u64>(g.group, (m + blocks_est - 1) / blocks_est));
     g.ngroups = (m + g.group - 1) / g.group;
-    const std::size_t smem = std::size_t(g.group * row_bytes);
+    const std::size_t smem = span_bytes(g.group * n, S);
     auto kernel = row_kernel<E, false>;
     const unsigned blocks = unsigned(std::min<u64>(g.ngroups, resident_blocks(kernel, smem, gpu)));
     kernel<<<blocks, kThreads, smem, stream>>>(d, g);
@@ -495,7 +629,7 @@ void row_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, L
   u64 part = 0;
   if (const unsigned cl = row_cluster(n, S, gpu, &part)) {
     RowArgs g{mp, 1, m, part, log2_of(part)};
-    if (launch_clusters(row_kernel<E, true>, cl, std::size_t(part * S), m, stream, d, g)) return;
+    if (launch_clusters(row_kernel<E, true>, cl, span_bytes(part, S), m, stream, d, g)) return;
   }
   // Rows longer than a cluster holds: batches of rows through device memory.
   const u64 per = std::max<u64>(1, scratch.get().bytes() / row_bytes);
@@ -544,22 +678,32 @@ BandPlan plan_band(u64 m, u64 n, std::size_t S, const Gpu& gpu) {
   return {};  // through device memory
 }
 
-// A band step over the matrix: step 1 or 3.
+// A band step over the matrix: step 1 (rotation) or 3 (permutation, with
+// `rinv`, R's inverse, for its scatter form on chip).
 template <class E, Band kMode>
-void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
+void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch,
+               const std::uint32_t* rinv) {
   constexpr std::size_t S = sizeof(E);
   const u64 m = mp.m, n = mp.n;
   const BandPlan bp = plan_band(m, n, S, gpu);
   BandArgs g{mp, bp.width, log2_of(bp.width), bp.part, log2_of(bp.part), (n + bp.width - 1) / std::max<u64>(1, bp.width)};
   const std::size_t smem = std::size_t(bp.part * bp.width * S);
-  if (bp.width && bp.cluster == 1) {
-    auto kernel = band_kernel<E, false, kMode>;
-    const unsigned blocks = unsigned(std::min<u64>(g.nbands, resident_blocks(kernel, smem, gpu)));
-    kernel<<<blocks, kThreads, smem, stream>>>(d, g);
-    GT_CUDA_LAUNCHED("inplace-rect");
-    return;
+  const auto on_chip = [&](auto lone, auto clustered, auto... args) {
+    if (bp.cluster == 1) {
+      const unsigned blocks = unsigned(std::min<u64>(g.nbands, resident_blocks(lone, smem, gpu)));
+      lone<<<blocks, kThreads, smem, stream>>>(d, g, args...);
+      GT_CUDA_LAUNCHED("inplace-rect");
+      return true;
+    }
+    return launch_clusters(clustered, bp.cluster, smem, g.nbands, stream, d, g, args...);
+  };
+  if (bp.width) {
+    if constexpr (kMode == Band::permute) {
+      if (on_chip(scatter_kernel<E, false>, scatter_kernel<E, true>, rinv)) return;
+    } else {
+      if (on_chip(rotate_kernel<E, false>, rotate_kernel<E, true>)) return;
+    }
   }
-  if (bp.width && launch_clusters(band_kernel<E, true, kMode>, bp.cluster, smem, g.nbands, stream, d, g)) return;
   // Columns longer than a cluster holds (or clusters the GPU will not
   // co-schedule): batches of bands through device memory.
   const u64 wb_max = std::max<u64>(1, scratch.get().bytes() / (m * S));
@@ -576,12 +720,17 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
   }
 }
 
-template <class E>
-void col_step(E* d, const rect::Maps& mp, bool rotate, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
-  if (rotate)
-    band_step<E, Band::rotate>(d, mp, gpu, stream, scratch);
-  else
-    band_step<E, Band::permute>(d, mp, gpu, stream, scratch);
+// R's inverse for the permutation's scatter form, where that runs on chip,
+// in device memory of its own made before the first kernel (a failed
+// allocation leaves the matrix as it was). 32 bits a row: a band on chip
+// holds at most 16 * kCap rows.
+std::unique_ptr<Scratch> make_rinv(const rect::Maps& mp, std::size_t S, const Gpu& gpu, cudaStream_t stream) {
+  if (!(gpu.steps & kStepColumns) || plan_band(mp.m, mp.n, S, gpu).width == 0) return nullptr;
+  auto rinv = std::make_unique<Scratch>(std::size_t(mp.m * sizeof(std::uint32_t)), stream);
+  const u64 blocks = std::min<u64>((mp.m + kThreads - 1) / kThreads, u64(gpu.sms) * 4);
+  rinv_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(rinv->get()), mp);
+  GT_CUDA_LAUNCHED("inplace-rect");
+  return rinv;
 }
 
 // The blocked route (m = a c, n = b c): each c x c block transposed where it
@@ -829,9 +978,12 @@ void launch_inplace_rect(const void* in, void*, const Problem& p, cudaStream_t s
     // (A GPU that refuses to co-schedule a planned cluster still allocates
     // mid-way: launch_clusters finds out only at the launch.)
     if (rows_need_scratch(n, S, gpu) || plan_band(m, n, S, gpu).width == 0) (void)scratch.get();
-    if (mp.c > 1 && (gpu.steps & kStepRotate)) col_step(d, mp, true, gpu, stream, scratch);
+    const std::unique_ptr<Scratch> rinv = make_rinv(mp, S, gpu, stream);
+    if (mp.c > 1 && (gpu.steps & kStepRotate)) band_step<E, Band::rotate>(d, mp, gpu, stream, scratch, nullptr);
     if (gpu.steps & kStepRows) row_step(d, mp, gpu, stream, scratch);
-    if (gpu.steps & kStepColumns) col_step(d, mp, false, gpu, stream, scratch);
+    if (gpu.steps & kStepColumns)
+      band_step<E, Band::permute>(d, mp, gpu, stream, scratch,
+                                  rinv ? static_cast<const std::uint32_t*>(rinv->get()) : nullptr);
   });
 }
 

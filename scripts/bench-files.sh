@@ -28,7 +28,8 @@
 # 4096), GT_FILES_ENGINE (default cuda), GT_FILES_DIR (work
 # folder on the disk being measured, default /tmp/gt-files), GT_FILES_REPS
 # (timed runs of each side, default 2; the best of each side is compared),
-# GT_FILES_BEFORE (another build folder whose in-place run is timed beside).
+# GT_FILES_BEFORE (another build folder whose in-place run is timed beside),
+# GT_FILES_RECT (RxC: inplace-rect's shape instead of the 2:1 one of MIB).
 # Every output is verified with gt-gen. Results: OUT_DIR/files.json (one
 # object per case) and files.log; each run's report as files-*.json.
 set -u
@@ -324,6 +325,8 @@ if has inplace-rect; then
   # holds is tracked, and the file verified against it at the end.
   C=$(awk "BEGIN{ n = int(sqrt($MIB * 1048576 / 8) / 64) * 64; print n }")
   R=$((2 * C))
+  # GT_FILES_RECT=RxC measures another rectangle instead (a grid, say).
+  if [ -n "${GT_FILES_RECT:-}" ]; then R=${GT_FILES_RECT%x*}; C=${GT_FILES_RECT#*x}; fi
   "$GEN" "$W/rect.raw" --shape "${R}x${C}" --dtype f32 --seed 6 -q >>"$LOG" 2>&1
   cps=() ours=() oop=() before=()
   flips=0

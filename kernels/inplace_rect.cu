@@ -24,10 +24,10 @@
 // up to 64 MiB; the blocked route's cycles save there the first segment of
 // each run of a cut cycle (at most 64 MiB). Scratch a launch needs is
 // allocated before its first kernel. A square matrix goes to `inplace-tiled`.
-// Run 80 (H100, each step alone, % of a copy of the same bytes): the blocked
+// Run 84 (H100, each step alone, % of a copy of the same bytes): the blocked
 // route's tiles 91-95%, its cycles 93-94% (46-47% in all); the
-// decomposition's row step 55-78% (20% for bytes), its rotation 50%, its
-// column permutation 33-55% (19% for bytes; 13-26% in gather form, run 76):
+// decomposition's row step 76-93% (32% for bytes), its rotation 53%, its
+// column permutation 37-52% (23% for bytes; 13-26% in gather form, run 76):
 // every row of a band is read and written 64 bytes at a time, rows apart.
 #include <cooperative_groups.h>
 
@@ -47,6 +47,7 @@ namespace {
 
 namespace cg = cooperative_groups;
 using u64 = std::uint64_t;
+using u32 = std::uint32_t;
 
 constexpr unsigned kThreads = 512;
 // Shared memory per block: two blocks (1024 threads) fit an SM of 228 KiB.
@@ -63,6 +64,37 @@ constexpr std::size_t kScratchMax = 64ull << 20;
 #else
 #define GT_RECT_CLUSTERS 0
 #endif
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define GT_RECT_ASYNC 1
+#else
+#define GT_RECT_ASYNC 0
+#endif
+
+// cp.async (sm_80 and later): a copy of B = 4, 8 or 16 bytes from global to
+// shared memory that holds no register while in flight, so a thread can
+// have all its loads of a step in flight at once (with plain loads, U at a
+// time); visible to the thread after async_wait(). The row step's blocks
+// load their rows so (run 83: 70-88% of a copy -> 76-94%).
+template <std::size_t B>
+__device__ __forceinline__ void async_copy(void* smem, const void* gmem) {
+#if GT_RECT_ASYNC
+  const unsigned sa = unsigned(__cvta_generic_to_shared(smem));
+  if constexpr (B == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(gmem) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(sa), "l"(gmem), "n"(int(B)) : "memory");
+#else
+  (void)smem;
+  (void)gmem;
+#endif
+}
+
+__device__ __forceinline__ void async_wait() {
+#if GT_RECT_ASYNC
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
 
 // This block's rank in its cluster and the cluster's size (1 and 1 when the
 // kernel was not launched in clusters).
@@ -122,11 +154,15 @@ constexpr int unroll_of() {
 }
 
 // A band step's matrix and layout: steps 1 and 3 gather row R(i) + C(j) mod m.
+// On chip a band's rows (m <= 16 * kCap) and everything counted inside it
+// fit 32 bits: the kernels count in 32-bit arithmetic (run 81: the band and
+// row kernels issued 70-90 instructions per 32 elements, in 64 bits).
 struct BandArgs {
   rect::Maps mp;
-  u64 width = 1;         // W columns per band, a power of two <= kThreads
+  rect::Maps32 mp32;     // mp in 32 bits (its m is exact on chip)
+  u32 width = 1;         // W columns per band, a power of two <= kThreads
   unsigned wshift = 0;   // log2 W
-  u64 part = 0;          // rows per block of a cluster (a power of two); all rows without clusters
+  u32 part = 0;          // rows per block of a cluster (a power of two); all rows without clusters
   unsigned pshift = 0;
   u64 nbands = 0;
 };
@@ -147,34 +183,39 @@ struct BandMaps<Band::permute> {
   static __device__ u64 shift(const BandArgs& g, u64 j) { return j % g.mp.m; }
 };
 
-// Loads this block's rows [row0, row0 + rows_here) of the band of W columns
-// from column j into shared memory (row r at s[r * W + tj]), U loads ahead.
-template <int U, class E>
-__device__ __forceinline__ void load_band(E* s, const E* d, u64 n, u64 j, unsigned tj, unsigned ti, unsigned rstep,
-                                          u64 W, u64 row0, u64 rows_here) {
-  const u64 jump = u64(rstep) * n;
-  const E* from = d + (row0 + ti) * n + j;
-  for (u64 r0 = ti; r0 < rows_here; r0 += u64(U) * rstep, from += U * jump) {
+// Where a thread of a band step works: column tj of the band and rows ti,
+// ti + rstep, ... of its block's rows [row0, row0 + count) (a cluster's
+// block its part, a lone block all).
+template <bool kCluster>
+struct BandThread {
+  u32 row0, count, tj, ti, rstep;
+  __device__ BandThread(const Place<kCluster>& at, const BandArgs& g) {
+    const u32 m = g.mp32.m;
+    row0 = kCluster ? at.rank << g.pshift : 0;
+    count = kCluster ? (row0 < m ? min(g.part, m - row0) : 0) : m;
+    tj = threadIdx.x & (g.width - 1);
+    ti = threadIdx.x >> g.wshift;
+    rstep = kThreads >> g.wshift;
+  }
+};
+
+// Loads the thread's rows of the band at column j into shared memory (local
+// row r at s[r * W + tj]), U loads ahead. (By cp.async instead, 4 and 8-byte
+// elements ran 5-14 points slower in run 83.)
+template <int U, class E, bool kCluster>
+__device__ __forceinline__ void load_band(E* s, const E* d, u64 n, u64 j, const BandThread<kCluster>& t, u32 W) {
+  const u64 jump = u64(t.rstep) * n;
+  const E* from = d + u64(t.row0 + t.ti) * n + j;
+  for (u32 r0 = t.ti; r0 < t.count; r0 += U * t.rstep, from += U * jump) {
     E v[U];
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      if (r0 + u64(u) * rstep < rows_here) v[u] = from[u * jump];
+      if (r0 + u * t.rstep < t.count) v[u] = from[u * jump];
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      if (r0 + u64(u) * rstep < rows_here) s[(r0 + u64(u) * rstep) * W + tj] = v[u];
+      if (r0 + u * t.rstep < t.count) s[(r0 + u * t.rstep) * W + t.tj] = v[u];
   }
 }
-
-// The rows a block of a band step holds: a cluster's block its part, a
-// lone block all.
-template <bool kCluster>
-struct BandRows {
-  u64 row0, count;
-  __device__ BandRows(const Place<kCluster>& at, const BandArgs& g) {
-    row0 = kCluster ? u64(at.rank) << g.pshift : 0;
-    count = kCluster ? (row0 < g.mp.m ? min(g.part, g.mp.m - row0) : 0) : g.mp.m;
-  }
-};
 
 // The column rotation on chip, in gather form: each cluster (or block)
 // takes bands of W columns; every block loads its rows of the band, then
@@ -182,45 +223,41 @@ struct BandRows {
 // last few the next block's first ones (distributed shared memory).
 template <class E, bool kCluster>
 __global__ void __launch_bounds__(kThreads, 2) rotate_kernel(E* d, BandArgs g) {
-  using Maps = BandMaps<Band::rotate>;
   constexpr int U = unroll_of<sizeof(E)>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   E* s = reinterpret_cast<E*>(smem_raw);
   const Place<kCluster> at;
-  const BandRows<kCluster> own(at, g);
-  const u64 m = g.mp.m, n = g.mp.n, W = g.width, row0 = own.row0, rows_here = own.count;
-  const unsigned tj = threadIdx.x & unsigned(W - 1), ti = threadIdx.x >> g.wshift;
-  const unsigned rstep = kThreads >> g.wshift;
-  const u64 jump = u64(rstep) * n;
-  // The thread's rows are the same in every band: their source walk starts
-  // from one state.
-  const auto rows_from = Maps::rows(g, row0 + ti, rstep);
+  const BandThread<kCluster> t(at, g);
+  const u32 m = g.mp32.m, W = g.width;
+  const u64 n = g.mp.n, jump = u64(t.rstep) * n;
+  // The thread's rows are the same in every band: their walk starts from one state.
+  const rect::RotIterT<u32> rows_from(g.mp, t.row0 + t.ti, t.rstep);
   for (u64 band = at.cid; band < g.nbands; band += at.nclusters) {
-    const u64 j = (band << g.wshift) + tj;
+    const u64 j = (band << g.wshift) + t.tj;
     const bool live = j < n;
-    if (live) load_band<U>(s, d, n, j, tj, ti, rstep, W, row0, rows_here);
+    if (live) load_band<U>(s, d, n, j, t, W);
     barrier<kCluster>();
     if (live) {
-      const u64 cj = Maps::shift(g, j);
+      const u32 cj = u32(rect::rotation_col(g.mp, j));
       auto it = rows_from;
-      E* to = d + (row0 + ti) * n + j;
-      for (u64 r0 = ti; r0 < rows_here; r0 += u64(U) * rstep, to += U * jump) {
+      E* to = d + u64(t.row0 + t.ti) * n + j;
+      for (u32 r0 = t.ti; r0 < t.count; r0 += U * t.rstep, to += U * jump) {
         E v[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-          if (r0 + u64(u) * rstep < rows_here) {
-            u64 src = it.value(g.mp) + cj;
+          if (r0 + u * t.rstep < t.count) {
+            u32 src = it.value(g.mp32) + cj;
             if (src >= m) src -= m;
             if constexpr (kCluster)
-              v[u] = shared_of<kCluster>(s, unsigned(src >> g.pshift))[(src & (g.part - 1)) * W + tj];
+              v[u] = shared_of<kCluster>(s, src >> g.pshift)[(src & (g.part - 1)) * W + t.tj];
             else
-              v[u] = s[src * W + tj];
-            it.advance(g.mp);
+              v[u] = s[src * W + t.tj];
+            it.advance(g.mp32);
           }
         }
 #pragma unroll
         for (int u = 0; u < U; ++u)
-          if (r0 + u64(u) * rstep < rows_here) to[u * jump] = v[u];
+          if (r0 + u * t.rstep < t.count) to[u * jump] = v[u];
       }
     }
     barrier<kCluster>();
@@ -230,48 +267,47 @@ __global__ void __launch_bounds__(kThreads, 2) rotate_kernel(E* d, BandArgs g) {
 // The column permutation on chip, in scatter form: each block writes the
 // elements whose sources it holds, so no block reads another's shared memory
 // (in gather form, as the rotation, every block of a cluster read every
-// other's: 13-25% of a copy in run 76, 18-50% in scatter form in run 80). Output row i of column j takes source row
-// s = (R(i) + j) mod m, R = rect::permuted_row; with t = (s - j) mod m, its
-// row is rinv[t] (R's inverse, a table made by rinv_kernel). A band's W
-// sources for one t lie on a diagonal of the band, rows s..s+W-1 of its
-// columns, and land in one output row, W elements side by side: so the
-// threads of a diagonal write contiguous memory and read shared memory at a
-// stride of W + 1 elements (no bank conflicts). The cluster waits once per
-// band, for every block to have loaded it before any writes into it.
+// other's: 13-25% of a copy in run 76, 18-50% in scatter form in run 80).
+// Output row i of column j takes source row s = (R(i) + j) mod m,
+// R = rect::permuted_row; with t = (s - j) mod m, its row is rinv[t] (R's
+// inverse, a table made by rinv_kernel). A band's W sources for one t lie on
+// a diagonal of the band, rows s..s+W-1 of its columns, and land in one
+// output row, W elements side by side: so the threads of a diagonal write
+// contiguous memory and read shared memory at a stride of W + 1 elements (no
+// bank conflicts). The cluster waits once per band, for every block to have
+// loaded it before any writes into it.
 template <class E, bool kCluster>
-__global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, const std::uint32_t* __restrict__ rinv) {
+__global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, const u32* __restrict__ rinv) {
   constexpr int U = unroll_of<sizeof(E)>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   E* s = reinterpret_cast<E*>(smem_raw);
   const Place<kCluster> at;
-  const BandRows<kCluster> own(at, g);
-  const u64 m = g.mp.m, n = g.mp.n, W = g.width, row0 = own.row0, rows_here = own.count;
-  const unsigned tj = threadIdx.x & unsigned(W - 1), ti = threadIdx.x >> g.wshift;
-  const unsigned rstep = kThreads >> g.wshift;
-  const u64 rstep_m = rstep % m;
-  // Diagonals x = 0 .. rows_here + W - 2 of this block's rows: thread tj's
+  const BandThread<kCluster> th(at, g);
+  const u32 m = g.mp32.m, W = g.width, rstep_m = th.rstep % m;
+  const u64 n = g.mp.n;
+  // Diagonals x = 0 .. count + W - 2 of this block's rows: thread tj's
   // element of diagonal x is local row x + tj - (W - 1).
-  const u64 diagonals = rows_here + W - 1;
+  const u32 diagonals = th.count + W - 1;
   for (u64 band = at.cid; band < g.nbands; band += at.nclusters) {
-    const u64 j0 = band << g.wshift, j = j0 + tj;
+    const u64 j0 = band << g.wshift, j = j0 + th.tj;
     const bool live = j < n;
-    if (live) load_band<U>(s, d, n, j, tj, ti, rstep, W, row0, rows_here);
+    if (live) load_band<U>(s, d, n, j, th, W);
     barrier<kCluster>();
-    if (live && rows_here) {
+    if (live && th.count) {
       // t of diagonal x: (row0 - (j0 + W - 1) + x) mod m.
-      u64 t = (row0 + m - (j0 + W - 1) % m + ti % m) % m;
+      u32 t = u32((u64(th.row0) + m - (j0 + W - 1) % m + th.ti % m) % m);
       E* col = d + j;
-      for (u64 x0 = ti; x0 < diagonals; x0 += u64(U) * rstep) {
+      for (u32 x0 = th.ti; x0 < diagonals; x0 += U * th.rstep) {
         E v[U];
-        std::uint32_t to[U];
+        u32 to[U];
         bool ok[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-          const u64 x = x0 + u64(u) * rstep + tj;  // local row + W - 1
-          ok[u] = x >= W - 1 && x - (W - 1) < rows_here;
+          const u32 x = x0 + u * th.rstep + th.tj;  // local row + W - 1
+          ok[u] = x >= W - 1 && x - (W - 1) < th.count;
           if (ok[u]) {
             to[u] = rinv[t];
-            v[u] = s[(x - (W - 1)) * W + tj];
+            v[u] = s[(x - (W - 1)) * W + th.tj];
           }
           t += rstep_m;
           if (t >= m) t -= m;
@@ -295,11 +331,14 @@ __global__ void __launch_bounds__(kThreads) rinv_kernel(std::uint32_t* rinv, rec
   for (u64 i = i0; i < mp.m; i += step, it.advance(mp)) rinv[it.value(mp)] = std::uint32_t(i);
 }
 
+// On chip a row (n <= 16 * kCap elements) and a block's rows fit 32 bits:
+// the row kernel counts and steps its iterator in 32-bit arithmetic.
 struct RowArgs {
   rect::Maps mp;
-  u64 group;    // rows per block (1 in clusters)
+  rect::Maps32 mp32;  // mp in 32 bits (its b, c and shift_a are exact)
+  u32 group;    // rows per block (1 in clusters)
   u64 ngroups;
-  u64 part;     // elements of the row per block of a cluster (a power of two)
+  u32 part;     // elements of the row per block of a cluster (a power of two)
   unsigned pshift;
   unsigned tpr = kThreads, tshift = 9;  // threads per row without clusters (a power of two)
 };
@@ -331,12 +370,16 @@ __device__ __forceinline__ unsigned span_lead(const E* from) {
 
 // Copies `len` elements from `from` to s[lead ..], lead = span_lead(from),
 // so that the span's aligned 16-byte words land on aligned words of shared
-// memory and move as whole words (16 / sizeof(E) elements a load: the row
-// step's loads were one element each, 4 KiB in flight per block for bytes);
-// the ragged head and tail go element by element. `s` is 16-byte aligned
-// and holds lead + len elements (at most 15 bytes more than len).
+// memory and move as whole words (16 / sizeof(E) elements a copy, by
+// cp.async where there is one: the row step's loads were one element each,
+// 4 KiB in flight per block for bytes); the ragged head and tail go element
+// by element. `s` is 16-byte aligned and holds lead + len elements (at most
+// 15 bytes more than len). kAsync: by cp.async (a block's own rows, behind
+// __syncthreads; a cluster's parts take plain loads, as compute-sanitizer's
+// racecheck reported cp.async writes racing with the other blocks' reads
+// behind the cluster barrier in run 83).
 constexpr int kSpanUnroll = 3;
-template <class E>
+template <bool kAsync, class E>
 __device__ __forceinline__ void load_span(E* s, const E* from, u64 len) {
   constexpr std::size_t S = sizeof(E);
   if constexpr (S < 16 && 16 % S == 0) {
@@ -347,7 +390,17 @@ __device__ __forceinline__ void load_span(E* s, const E* from, u64 len) {
     E* sl = s + lead;
     for (u64 k = threadIdx.x; k < head; k += kThreads) sl[k] = from[k];
     for (u64 k = tail + threadIdx.x; k < len; k += kThreads) sl[k] = from[k];
-    load_run<kSpanUnroll>(reinterpret_cast<uint4*>(sl + head), reinterpret_cast<const uint4*>(from + head), words);
+    uint4* sw = reinterpret_cast<uint4*>(sl + head);
+    const uint4* fw = reinterpret_cast<const uint4*>(from + head);
+    if constexpr (kAsync && GT_RECT_ASYNC) {
+      for (u64 w = threadIdx.x; w < words; w += kThreads) async_copy<16>(sw + w, fw + w);
+      async_wait();
+    } else {
+      load_run<kSpanUnroll>(sw, fw, words);
+    }
+  } else if constexpr (kAsync && GT_RECT_ASYNC && S == 16 && alignof(E) == 16) {
+    for (u64 k = threadIdx.x; k < len; k += kThreads) async_copy<16>(s + k, from + k);
+    async_wait();
   } else {
     load_run<unroll_of<S>()>(s, from, len);
   }
@@ -364,58 +417,59 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   E* s = reinterpret_cast<E*>(smem_raw);
   const Place<kCluster> at;
-  const u64 m = g.mp.m, n = g.mp.n;
+  const u64 m = g.mp.m;
+  const u32 n = g.mp32.n;
   for (u64 grp = at.cid; grp < g.ngroups; grp += at.nclusters) {
     if constexpr (kCluster) {
       E* row = d + grp * n;
-      const u64 j0 = u64(at.rank) << g.pshift;
-      const u64 len = j0 < n ? min(g.part, n - j0) : 0;
+      const u32 j0 = at.rank << g.pshift;
+      const u32 len = j0 < n ? min(g.part, n - j0) : 0;
       // Every block's part starts at the same offset in its 16-byte word
       // (part * S is a multiple of 16), so each finds its elements at `lead`.
       const unsigned lead = span_lead(row);
-      load_span(s, row + j0, len);
+      load_span<false>(s, row + j0, len);
       barrier<kCluster>();
       if (threadIdx.x < len) {
-        rect::ShuffleIter it(g.mp, grp, j0 + threadIdx.x, kThreads);
-        for (u64 t0 = threadIdx.x; t0 < len; t0 += u64(U) * kThreads) {
+        rect::ShuffleIterT<u32> it(g.mp, grp, j0 + threadIdx.x, kThreads);
+        for (u32 t0 = threadIdx.x; t0 < len; t0 += U * kThreads) {
           E v[U];
 #pragma unroll
           for (int u = 0; u < U; ++u)
-            if (t0 + u64(u) * kThreads < len) {
-              const u64 src = it.value(g.mp);
-              v[u] = shared_of<kCluster>(s, unsigned(src >> g.pshift))[lead + (src & (g.part - 1))];
-              it.advance(g.mp);
+            if (t0 + u * kThreads < len) {
+              const u32 src = it.value(g.mp32);
+              v[u] = shared_of<kCluster>(s, src >> g.pshift)[lead + (src & (g.part - 1))];
+              it.advance(g.mp32);
             }
 #pragma unroll
           for (int u = 0; u < U; ++u)
-            if (t0 + u64(u) * kThreads < len) row[j0 + t0 + u64(u) * kThreads] = v[u];
+            if (t0 + u * kThreads < len) row[j0 + t0 + u * kThreads] = v[u];
         }
       }
       barrier<kCluster>();
     } else {
       const u64 i0 = grp * g.group;
-      const u64 rows = min(g.group, m - i0);
+      const u32 rows = u32(min(u64(g.group), m - i0));
       E* base = d + i0 * n;
-      load_span(s, base, rows * n);
+      load_span<true>(s, base, u64(rows) * n);
       const unsigned lead = span_lead(base);
       __syncthreads();
       // tpr threads per row, each walking every tpr-th element of it.
       const unsigned lane = threadIdx.x & (g.tpr - 1), slots = kThreads >> g.tshift;
-      for (u64 rr = threadIdx.x >> g.tshift; rr < rows; rr += slots) {
-        rect::ShuffleIter it(g.mp, i0 + rr, lane, g.tpr);
-        E* row = base + rr * n;
+      for (u32 rr = threadIdx.x >> g.tshift; rr < rows; rr += slots) {
+        rect::ShuffleIterT<u32> it(g.mp, i0 + rr, lane, g.tpr);
+        E* row = base + u64(rr) * n;
         const E* srow = s + lead + rr * n;
-        for (u64 j0 = lane; j0 < n; j0 += u64(U) * g.tpr) {
+        for (u32 j0 = lane; j0 < n; j0 += U * g.tpr) {
           E v[U];
 #pragma unroll
           for (int u = 0; u < U; ++u)
-            if (j0 + u64(u) * g.tpr < n) {
-              v[u] = srow[it.value(g.mp)];
-              it.advance(g.mp);
+            if (j0 + u * g.tpr < n) {
+              v[u] = srow[it.value(g.mp32)];
+              it.advance(g.mp32);
             }
 #pragma unroll
           for (int u = 0; u < U; ++u)
-            if (j0 + u64(u) * g.tpr < n) row[j0 + u64(u) * g.tpr] = v[u];
+            if (j0 + u * g.tpr < n) row[j0 + u * g.tpr] = v[u];
         }
       }
       __syncthreads();
@@ -609,15 +663,14 @@ void row_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, L
   constexpr std::size_t S = sizeof(E);
   const u64 m = mp.m, n = mp.n, row_bytes = n * S;
   if (row_bytes <= kCap) {
-    RowArgs g{mp, 0, 0, n, 0};
+    RowArgs g{mp, rect::narrow(mp), 0, 0, u32(n), 0};
     // Each thread walks at least 32 elements of a row: its iterator's set-up
     // (a few divisions) is then a small part of its work.
     g.tshift = log2_of(std::clamp<u64>(n / 32, 1, kThreads));
     g.tpr = 1u << g.tshift;
-    g.group = std::max<u64>(1, kCap / row_bytes);
     // Enough groups for every resident block where the matrix allows.
     const unsigned blocks_est = 2 * unsigned(gpu.sms);
-    g.group = std::max<u64>(1, std::min<u64>(g.group, (m + blocks_est - 1) / blocks_est));
+    g.group = u32(std::max<u64>(1, std::min<u64>(kCap / row_bytes, (m + blocks_est - 1) / blocks_est)));
     g.ngroups = (m + g.group - 1) / g.group;
     const std::size_t smem = span_bytes(g.group * n, S);
     auto kernel = row_kernel<E, false>;
@@ -628,7 +681,7 @@ void row_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, L
   }
   u64 part = 0;
   if (const unsigned cl = row_cluster(n, S, gpu, &part)) {
-    RowArgs g{mp, 1, m, part, log2_of(part)};
+    RowArgs g{mp, rect::narrow(mp), 1, m, u32(part), log2_of(part)};
     if (launch_clusters(row_kernel<E, true>, cl, span_bytes(part, S), m, stream, d, g)) return;
   }
   // Rows longer than a cluster holds: batches of rows through device memory.
@@ -686,7 +739,9 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
   constexpr std::size_t S = sizeof(E);
   const u64 m = mp.m, n = mp.n;
   const BandPlan bp = plan_band(m, n, S, gpu);
-  BandArgs g{mp, bp.width, log2_of(bp.width), bp.part, log2_of(bp.part), (n + bp.width - 1) / std::max<u64>(1, bp.width)};
+  // On chip (width > 0) m < 16 * kCap: every BandArgs field is exact.
+  BandArgs g{mp, rect::narrow(mp), u32(bp.width), log2_of(bp.width), u32(bp.part), log2_of(bp.part),
+             (n + bp.width - 1) / std::max<u64>(1, bp.width)};
   const std::size_t smem = std::size_t(bp.part * bp.width * S);
   const auto on_chip = [&](auto lone, auto clustered, auto... args) {
     if (bp.cluster == 1) {

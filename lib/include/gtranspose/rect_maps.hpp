@@ -31,12 +31,24 @@ using u64 = std::uint64_t;
 
 GT_RECT_HD u64 mulmod(u64 x, u64 y, u64 m) { return u64((unsigned __int128)x * y % m); }
 
-struct Maps {
-  u64 m = 0, n = 0;  // rows and columns of the input
-  u64 c = 0, a = 0, b = 0, k = 0;
-  u64 shift_a = 0;   // k * ((m mod n) / c) mod b: step 2's extra term for its last c - 1 rows
-  u64 n_mod_m = 0;
+template <class T>
+struct MapsT {
+  T m = 0, n = 0;  // rows and columns of the input
+  T c = 0, a = 0, b = 0, k = 0;
+  T shift_a = 0;   // k * ((m mod n) / c) mod b: step 2's extra term for its last c - 1 rows
+  T n_mod_m = 0;
 };
+using Maps = MapsT<u64>;
+using Maps32 = MapsT<std::uint32_t>;
+
+// The maps in 32 bits, for a kernel whose iterators step in 32-bit
+// arithmetic (half the instructions of 64-bit steps). Each field is exact
+// where it is below 2^32; ShuffleIterT<uint32_t> reads only b, c and
+// shift_a (all below n), RotIterT<uint32_t> only m.
+inline Maps32 narrow(const Maps& p) {
+  using T = std::uint32_t;
+  return {T(p.m), T(p.n), T(p.c), T(p.a), T(p.b), T(p.k), T(p.shift_a), T(p.n_mod_m)};
+}
 
 // gcd(x, y) and x's inverse modulo y when they are coprime (else 0).
 inline void gcd_inverse(u64 x, u64 y, u64* g, u64* inverse) {
@@ -91,60 +103,67 @@ GT_RECT_HD u64 shuffle(const Maps& p, u64 i, u64 j) {
 
 // The iterators below keep only what changes as they step; the matrix's
 // constants come from the Maps (or SegMap) passed to value() and advance(),
-// which in a kernel is its parameter: no register holds them.
+// which in a kernel is its parameter: no register holds them. Their state is
+// of type T: u64 on the host, uint32_t in kernels whose rows fit 32 bits
+// (the constructor computes in 64 bits either way; value() and advance()
+// then take a Maps32).
 
 // Step 2 along one row: the column that row i's element j comes from, for
 // j = j0, j0 + step, j0 + 2 step, ... With g = (j - i) mod n = q c + r,
 // shuffle(i, j) = (k q mod b) + r b, plus shift_a inside the mod b where
 // j mod c < i + c - m (the matrix's last c - 1 rows only).
-struct ShuffleIter {
-  u64 r, q, kq, jc, thr;
-  u64 dr, dq, kdq, kdq1;  // the stride's parts
-  GT_RECT_HD ShuffleIter(const Maps& p, u64 i, u64 j0, u64 step) {
+template <class T>
+struct ShuffleIterT {
+  T r, kq, jc, thr;
+  T dr, kdq, kdq1;  // the stride's parts
+  GT_RECT_HD ShuffleIterT(const Maps& p, u64 i, u64 j0, u64 step) {
     const u64 n = p.n, c = p.c, b = p.b;
     const u64 g = (j0 % n + n - i % n) % n;
-    q = g / c;
-    r = g % c;
-    kq = mulmod(p.k, q, b);
-    jc = j0 % c;
-    thr = (i + c > p.m) ? i + c - p.m : 0;
+    r = T(g % c);
+    kq = T(mulmod(p.k, g / c, b));
+    jc = T(j0 % c);
+    thr = T((i + c > p.m) ? i + c - p.m : 0);
     const u64 s = step % n;
-    dq = s / c;
-    dr = s % c;
-    kdq = mulmod(p.k, dq, b);
-    kdq1 = mulmod(p.k, (dq + 1) % b, b);
+    dr = T(s % c);
+    kdq = T(mulmod(p.k, s / c, b));
+    kdq1 = T(mulmod(p.k, (s / c + 1) % b, b));
   }
-  GT_RECT_HD u64 value(const Maps& p) const {
-    u64 v = kq;
+  template <class M>
+  GT_RECT_HD T value(const M& p) const {
+    T v = kq;
     if (jc < thr) {
       v += p.shift_a;
       if (v >= p.b) v -= p.b;
     }
     return v + r * p.b;
   }
-  GT_RECT_HD void advance(const Maps& p) {
+  template <class M>
+  GT_RECT_HD void advance(const M& p) {
     r += dr;
     const bool carry = r >= p.c;
     if (carry) r -= p.c;
-    q += dq + (carry ? 1 : 0);
-    if (q >= p.b) q -= p.b;
     kq += carry ? kdq1 : kdq;
     if (kq >= p.b) kq -= p.b;
     jc += dr;
     if (jc >= p.c) jc -= p.c;
   }
 };
+using ShuffleIter = ShuffleIterT<u64>;
 
 // Step 1 down a column band: R(i) = i for i = i0, i0 + step, ...
-struct RotIter {
-  u64 i, step_m;
-  GT_RECT_HD RotIter(const Maps& p, u64 i0, u64 step) : i(i0 % p.m), step_m(step % p.m) {}
-  GT_RECT_HD u64 value(const Maps&) const { return i; }
-  GT_RECT_HD void advance(const Maps& p) {
+template <class T>
+struct RotIterT {
+  T i, step_m;
+  GT_RECT_HD RotIterT(const Maps& p, u64 i0, u64 step) : i(T(i0 % p.m)), step_m(T(step % p.m)) {}
+  template <class M>
+  GT_RECT_HD T value(const M&) const { return i; }
+  template <class M>
+  GT_RECT_HD void advance(const M& p) {
     i += step_m;
     if (i >= p.m) i -= p.m;
   }
 };
+using RotIter = RotIterT<u64>;
 
 // Step 3 down a column band: R(i) = permuted_row(i) for i = i0, i0 + step, ...
 struct PermIter {

@@ -62,16 +62,24 @@ TEST(RectMaps, IteratorsMatchTheDirectMaps) {
     const u64 m = s[0], n = s[1];
     const rect::Maps p = rect::make_maps(m, n);
     for (u64 step : {u64(1), u64(2), u64(3), u64(7), u64(32), u64(512), m * n + 5}) {
+      // The kernels' 32-bit iterators step the same way (their state and
+      // the narrowed maps in 32 bits).
+      const rect::Maps32 p32 = rect::narrow(p);
       for (u64 i = 0; i < m; ++i) {
         rect::ShuffleIter it(p, i, i % n, step);
-        for (u64 j = i % n; j < n; j += step, it.advance(p))
+        rect::ShuffleIterT<std::uint32_t> it32(p, i, i % n, step);
+        for (u64 j = i % n; j < n; j += step, it.advance(p), it32.advance(p32)) {
           ASSERT_EQ(it.value(p), rect::shuffle(p, i, j)) << m << "x" << n << " row " << i << " col " << j << " step " << step;
+          ASSERT_EQ(it32.value(p32), it.value(p)) << m << "x" << n << " row " << i << " col " << j << " step " << step;
+        }
       }
       for (u64 i0 = 0; i0 < std::min<u64>(m, 5); ++i0) {
         rect::RotIter rot(p, i0, step);
+        rect::RotIterT<std::uint32_t> rot32(p, i0, step);
         rect::PermIter per(p, i0, step);
-        for (u64 i = i0; i < m; i += step, rot.advance(p), per.advance(p)) {
+        for (u64 i = i0; i < m; i += step, rot.advance(p), rot32.advance(p32), per.advance(p)) {
           ASSERT_EQ(rot.value(p), i) << m << "x" << n;
+          ASSERT_EQ(rot32.value(p32), i) << m << "x" << n;
           ASSERT_EQ(per.value(p), rect::permuted_row(p, i)) << m << "x" << n << " row " << i << " step " << step;
         }
       }

@@ -23,7 +23,8 @@
 //      journal data is written (its region is the one batch N-2 used, whose
 //      tiles b the flush before this one made durable).
 // finish() writes the last tiles b the same way, flushes, and removes the
-// journal. Two syncs a batch, every one of them needed: the power-loss test
+// journal. A general shape's bands (no pairs) have a protocol of their own,
+// two syncs a band: inplace/journal_bands.cpp. Two syncs a batch, every one of them needed: the power-loss test
 // removes each in turn and shows a crash that then loses data.
 //
 // Recovery reads the latest valid header (there are two copies, written in

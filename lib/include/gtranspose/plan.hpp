@@ -18,6 +18,8 @@
 //                 A chunked source is refused a budget that cannot hold one
 //                 input and one output tile of a whole chunk, one codec
 //                 thread's buffers a side, and the formats' reserve.
+//                 In place, a general shape's bands (BandPlan) take the
+//                 place of the engine's buffers.
 //   device_budget {device_mem}, else half the device memory free, at most
 //                 4 GiB. It covers the lanes' tile buffers (`device_bytes`).
 #pragma once

@@ -21,6 +21,8 @@
 #include "gtranspose/host.hpp"
 #include "gtranspose/job.hpp"
 #include "gtranspose/journal.hpp"
+#include "gtranspose/memory.hpp"
+#include "gtranspose/engine.hpp"
 #include "host/job/journal_test_util.hpp"
 #include "support/errors.hpp"
 #include "support/reference.hpp"
@@ -225,6 +227,35 @@ TEST(InplaceRectHost, RefusesLayoutsItCannotDo) {
   Bytes w(8 * 5 * 4);
   Error e = catch_error([&] { (void)transpose_inplace(w.data(), 8, 4, 4, o); });
   EXPECT_NE(e.message().find("leave ld_in 0"), std::string::npos) << e.what();
+}
+
+// A general shape's stages without a journal (plain_inplace_stages: the
+// bands read, permuted and written straight back), on host memory: the
+// same bytes as the reference, in bands of a few rows and columns.
+TEST(InplaceRectHost, GeneralStagesWithoutAJournal) {
+  struct S {
+    std::uint64_t r, c;
+  };
+  const auto engine = make_engine(EngineKind::cpu);
+  for (std::size_t es : {1, 4, 16}) {
+    for (S s : {S{13, 7}, S{12, 18}, S{40, 25}, S{6, 4}}) {
+      const Bytes in = random_bytes(std::size_t(s.r * s.c * es), s.r * 7 + s.c + es);
+      Bytes want(in.size());
+      reference_transpose(in.data(), s.r, s.c, s.c, want.data(), s.r, es);
+      Bytes m = in;
+      HostMatrix hm{m.data(), {s.r, s.c}, es, s.c};
+      auto matrix = memory_inplace(hm);
+      auto stages = plain_inplace_stages(hm.shape);
+      RunOptions o;
+      o.host_mem = 4 * std::max(s.r, s.c) * es;  // bands of 2 lines of the longer side
+      o.threads = 2;
+      RunReport r = execute_inplace_stages(*engine, *matrix, *stages, o);
+      ASSERT_TRUE(m == want) << s.r << "x" << s.c << " es " << es << ": "
+                             << test::first_difference(m.data(), want.data(), m.size(), es, s.r);
+      EXPECT_GT(r.tiles, 2u);
+      EXPECT_EQ(r.stage("shuffle rows").bytes, s.r * s.c * es);
+    }
+  }
 }
 
 // --- files -------------------------------------------------------------------------------

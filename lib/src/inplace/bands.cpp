@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine/cpu/host_buffer.hpp"
 #include "engine/cpu/thread_pool.hpp"
 #include "gtranspose/error.hpp"
 
@@ -104,11 +105,10 @@ void run_plain(InplaceMatrix& whole, InplaceStage::Kind k, const BandPlan& plan)
   const std::size_t es = whole.info().elem_size;
   const rect::Maps maps = rect::make_maps(s.rows, s.cols);
   const std::uint64_t n = extent(k, s), per = per_band(k, plan);
-  std::vector<unsigned char> in, out;
+  const std::size_t most = std::size_t(band_of(k, s, 0, std::min(per, n)).elems() * es);
+  cpu::HostBuffer in(most), out(most);
   for (std::uint64_t x = 0; x < n; x += per) {
     const Band b = band_of(k, s, x, std::min(per, n - x));
-    in.resize(std::size_t(b.elems() * es));
-    out.resize(in.size());
     whole.read(b.r0, b.c0, b.h, b.w, in.data(), b.w);
     permute_band(k, maps, b, in.data(), out.data(), es, plan);
     whole.write(b.r0, b.c0, b.h, b.w, out.data(), b.w);

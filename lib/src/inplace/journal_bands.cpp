@@ -74,7 +74,14 @@ void Journal::band_step(InplaceMatrix& whole, const BandPlan& plan) {
   const rect::Maps maps = rect::make_maps(s.rows, s.cols);
   const std::uint64_t n = bands::extent(k, s), per = std::max<std::uint64_t>(1, bands::per_band(k, plan));
   const std::uint64_t most = bands::band_of(k, s, 0, std::min(per, n)).elems() * es;
-  std::vector<unsigned char> was(static_cast<std::size_t>(most)), now(static_cast<std::size_t>(most));
+  if (band_was_.size() < most) {
+    band_was_ = cpu::HostBuffer();  // the old one first: never both at once
+    band_now_ = cpu::HostBuffer();
+    band_was_ = cpu::HostBuffer(std::size_t(std::max(most, plan.band_bytes)));
+    band_now_ = cpu::HostBuffer(band_was_.size());
+  }
+  unsigned char* was = band_was_.data();
+  unsigned char* now = band_now_.data();
   // Two regions of the plan's largest band take turns; a resumed run whose
   // plan differs from the one that left its live band finds room after it.
   const auto place_band = [&](std::uint64_t bytes) {
@@ -87,19 +94,19 @@ void Journal::band_step(InplaceMatrix& whole, const BandPlan& plan) {
     const std::uint64_t count = std::min(per, n - x);
     const bands::Band b = bands::band_of(k, s, x, count);
     const std::uint64_t bytes = b.elems() * es;
-    timed(band_read_secs_, [&] { whole.read(b.r0, b.c0, b.h, b.w, was.data(), b.w); });
+    timed(band_read_secs_, [&] { whole.read(b.r0, b.c0, b.h, b.w, was, b.w); });
     BatchRecord rec{};
     rec.first = x;
     rec.count = count;
     rec.bytes = bytes;
     timed(band_permute_secs_, [&] {
-      bands::permute_band(k, maps, b, was.data(), now.data(), es, plan);
-      rec.a_sum = digest(was.data(), bytes, plan.threads);
-      rec.data_sum = digest(now.data(), bytes, plan.threads);
+      bands::permute_band(k, maps, b, was, now, es, plan);
+      rec.a_sum = digest(was, bytes, plan.threads);
+      rec.data_sum = digest(now, bytes, plan.threads);
     });
     rec.offset = place_band(bytes);
     reserve(rec.offset + bytes);
-    timed([&] { fmt::pwrite_full(fd_.get(), now.data(), bytes, rec.offset, path_); });
+    timed([&] { fmt::pwrite_full(fd_.get(), now, bytes, rec.offset, path_); });
     bytes_ += bytes;
     hit(Point::data_written);
     Header h = h_;
@@ -112,7 +119,7 @@ void Journal::band_step(InplaceMatrix& whole, const BandPlan& plan) {
     hit(Point::saved_written);
     sync_journal(Barrier::band_synced);
     hit(Point::saved_synced);
-    timed(matrix_secs_, [&] { whole.write(b.r0, b.c0, b.h, b.w, now.data(), b.w); });
+    timed(matrix_secs_, [&] { whole.write(b.r0, b.c0, b.h, b.w, now, b.w); });
     hit(Point::b_tile);
     flush_now(whole, Barrier::band_flushed);
     hit(Point::matrix_flushed);

@@ -215,9 +215,10 @@ TEST(Journal, RefusalsSayWhatToDo) {
   EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
 }
 
-// A rectangle in place end to end: a 2:1 raw file and a 1:3 .npy, each
-// transposed and checked with gt-gen; a shape in place cannot do is one line
-// naming the shapes it can, the file untouched.
+// A rectangle in place end to end: a 2:1 raw file and a 1:3 .npy, a grid,
+// general shapes (gcd 2, gcd 1), each transposed and checked with gt-gen; a
+// budget that holds no band is one line naming the one that would, the
+// file untouched.
 TEST(Journal, RectanglesInPlace) {
   TempDir d;
   const std::string f = d / "r.raw", n = d / "w.npy";

@@ -260,6 +260,19 @@ TEST(InplaceRectHost, GeneralStagesWithoutAJournal) {
 
 // --- files -------------------------------------------------------------------------------
 
+// Transposes the transposed file again (a raw file needs its new shape):
+// the original bytes, and a .npy says the original shape.
+void expect_back_to_original(const Dir& d, const Case& c) {
+  JobOptions back = job_of(d, c, false);
+  if (c.ext == ".raw") back.open.shape = shape_of(c).transposed();
+  run_job(back);
+  Shape s;
+  EXPECT_TRUE(read_matrix(d, c, &s) == pattern_of(c)) << c.name << ": not back to the original";
+  if (c.ext == ".npy") {
+    EXPECT_EQ(s, shape_of(c));
+  }
+}
+
 class InplaceRectFiles : public ::testing::TestWithParam<Case> {};
 
 std::uint64_t shape_blocks(const Case& c) {
@@ -293,15 +306,8 @@ TEST_P(InplaceRectFiles, TransposedBitExactAndTheShapeSaysSo) {
     EXPECT_GT(r.stage("permute").bytes, 0u);  // a column's rows stay put
   }
   EXPECT_GT(r.stage("journal").bytes, 0u);
-  // And back: the transpose is a rectangle too (a raw file needs its new shape).
-  JobOptions back = job_of(d, c, false);
-  if (c.ext == ".raw") back.open.shape = shape_of(c).transposed();
-  run_job(back);
-  Shape s;
-  EXPECT_TRUE(read_matrix(d, c, &s) == pattern_of(c)) << c.name << ": not back to the original";
-  if (c.ext == ".npy") {
-    EXPECT_EQ(s, shape_of(c));
-  }
+  // And back: the transpose is a rectangle too.
+  expect_back_to_original(d, c);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -350,14 +356,7 @@ TEST_P(InplaceGeneralFiles, TransposedBitExactThereAndBack) {
   EXPECT_LE(r.host_buffers, budget_of(c));
   EXPECT_EQ(d.entries(), std::vector<std::string>{"m" + c.ext}) << "stray files";
   // And back: C x R is general too.
-  JobOptions back = job_of(d, c, false);
-  if (c.ext == ".raw") back.open.shape = shape_of(c).transposed();
-  run_job(back);
-  Shape s;
-  EXPECT_TRUE(read_matrix(d, c, &s) == pattern_of(c)) << c.name << ": not back to the original";
-  if (c.ext == ".npy") {
-    EXPECT_EQ(s, shape_of(c));
-  }
+  expect_back_to_original(d, c);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -312,6 +312,24 @@ TEST(JournalTorn, NoValidHeaderNeverClaimsTheMatrixUnchanged) {
   }
 }
 
+// Rewrites the version of both header slots of a journal (this version's
+// own, 3, in every slot written), with its checksum (the last 8 bytes of
+// its size) right again: the header as another version wrote it.
+void set_version(const std::string& journal, std::uint32_t version) {
+  Bytes j = file_bytes(journal);
+  for (std::uint64_t slot : {0, 4096}) {
+    std::uint32_t was = 0, size = 0;
+    std::memcpy(&was, j.data() + slot + 8, 4);
+    std::memcpy(&size, j.data() + slot + 12, 4);
+    if (was == 0) continue;  // a slot not written yet
+    ASSERT_EQ(was, 3u);
+    std::memcpy(j.data() + slot + 8, &version, 4);
+    const std::uint64_t sum = journal_detail::hash_bytes(j.data() + slot, size - 8);
+    std::memcpy(j.data() + slot + size - 8, &sum, 8);
+  }
+  write_file(journal, j);
+}
+
 TEST(JournalTorn, AnOlderVersionsJournalIsNamed) {
   const Case c{"raw_f32_n37", ".raw", 4, 37, 8};
   Dir d;
@@ -320,15 +338,7 @@ TEST(JournalTorn, AnOlderVersionsJournalIsNamed) {
   stop_at(d, c, pristine, Point::b_tile, 2);
   // The same header as version 1 wrote it: its version field is 1 and its
   // checksum (the last 8 bytes of its size) is right.
-  Bytes j = file_bytes(journal);
-  for (std::uint64_t slot : {0, 4096}) {
-    std::uint32_t version = 1, size = 0;
-    std::memcpy(j.data() + slot + 8, &version, 4);
-    std::memcpy(&size, j.data() + slot + 12, 4);
-    const std::uint64_t sum = journal_detail::hash_bytes(j.data() + slot, size - 8);
-    std::memcpy(j.data() + slot + size - 8, &sum, 8);
-  }
-  write_file(journal, j);
+  set_version(journal, 1);
   const Error e = catch_error([&] { run_job(job_of(d, c, true)); });
   EXPECT_NE(std::string(e.what()).find("another version of gtranspose (journal version 1"), std::string::npos)
       << e.what();
@@ -342,19 +352,7 @@ TEST(JournalTorn, AVersion2JournalStillResumes) {
   const Bytes pristine = create(d, c);
   const std::string journal = journal_path(file_of(d, c));
   stop_at(d, c, pristine, Point::b_tile, 2);
-  Bytes j = file_bytes(journal);
-  for (std::uint64_t slot : {0, 4096}) {
-    std::uint32_t version = 0, size = 0;
-    std::memcpy(&version, j.data() + slot + 8, 4);
-    if (version == 0) continue;  // a slot not written yet
-    ASSERT_EQ(version, 3u);
-    version = 2;
-    std::memcpy(j.data() + slot + 8, &version, 4);
-    std::memcpy(&size, j.data() + slot + 12, 4);
-    const std::uint64_t sum = journal_detail::hash_bytes(j.data() + slot, size - 8);
-    std::memcpy(j.data() + slot + size - 8, &sum, 8);
-  }
-  write_file(journal, j);
+  set_version(journal, 2);
   resume_and_check(d, c, transposed_pattern_of(c), "a version 2 journal");
 }
 

@@ -93,8 +93,8 @@ int main(int argc, char** argv) {
   app.add_option("IN", in, "input matrix (FILE, FILE.h5:/dataset)");
   app.add_option("OUT", out, "output matrix, written under a temporary name and renamed when complete");
   app.add_flag("--in-place", in_place,
-               "transpose inside the file: a square, R x C with one side a multiple of the other, or sides sharing a "
-               "factor g >= 16 with at most 256 blocks of g x g");
+               "transpose inside the file: any raw or C-order .npy matrix (R x C with no block route takes a slower "
+               "route in bands), HDF5 datasets if square");
   app.add_flag("--resume", resume,
                "with --in-place: finish a run that was interrupted (killed, power loss) from the journal "
                "FILE.gtjournal it left beside the file");

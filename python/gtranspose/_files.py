@@ -38,9 +38,10 @@ def transpose_file(src, dst=None, *, in_place=False, resume=False, shape=None, d
         raw row-major bytes, which need `shape` and `dtype`. The output is
         written under a temporary name beside dst and renamed only when
         complete; an existing dst needs force=True.
-    in_place: transpose src inside itself (no dst): a square, R x C with
-        one side a multiple of the other, or sides sharing a factor of 16
-        or more (a raw file is then C x R). It writes a journal beside the
+    in_place: transpose src inside itself (no dst): any raw or C-order
+        .npy matrix, an HDF5 dataset if square (a raw file is then C x R;
+        shapes with no block route take a slower pass-by-pass route,
+        README "Rectangles"). It writes a journal beside the
         file; a run stopped by a crash or Ctrl-C is finished by the same
         call with resume=True.
     shape: (rows, cols) or "ROWSxCOLS", for raw files.

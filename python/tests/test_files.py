@@ -112,6 +112,7 @@ def test_in_place(tmp_path):
 def test_errors_are_the_clis(tmp_path, cli):
     """Each error: its Python class, and the CLI's message with keywords for flags."""
     np.save(tmp_path / "rect.npy", np.zeros((3, 5), np.float32))
+    np.save(tmp_path / "frect.npy", np.asfortranarray(np.zeros((3, 5), np.float32)))
     np.save(tmp_path / "exists.npy", np.zeros((1, 1)))
     pattern((4, 4), np.float32).tofile(tmp_path / "in.raw")
     cases = [  # (CLI args, transpose_file call, Python class, also)
@@ -128,7 +129,7 @@ def test_errors_are_the_clis(tmp_path, cli):
         ([tmp_path / "rect.npy", tmp_path / "o.npy", "--resume"],
          lambda: gt.transpose_file(tmp_path / "rect.npy", tmp_path / "o.npy", resume=True), gt.GtValueError,
          ValueError),
-        ([tmp_path / "rect.npy", "--in-place"], lambda: gt.transpose_file(tmp_path / "rect.npy", in_place=True),
+        ([tmp_path / "frect.npy", "--in-place"], lambda: gt.transpose_file(tmp_path / "frect.npy", in_place=True),
          gt.GtOSError, OSError),
         ([tmp_path / "rect.npy", tmp_path / "rect.npy"],
          lambda: gt.transpose_file(tmp_path / "rect.npy", tmp_path / "rect.npy"), gt.GtValueError, ValueError),

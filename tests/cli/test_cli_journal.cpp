@@ -215,9 +215,10 @@ TEST(Journal, RefusalsSayWhatToDo) {
   EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
 }
 
-// A rectangle in place end to end: a 2:1 raw file and a 1:3 .npy, each
-// transposed and checked with gt-gen; a shape in place cannot do is one line
-// naming the shapes it can, the file untouched.
+// A rectangle in place end to end: a 2:1 raw file and a 1:3 .npy, a grid,
+// general shapes (gcd 2, gcd 1), each transposed and checked with gt-gen; a
+// budget that holds no band is one line naming the one that would, the
+// file untouched.
 TEST(Journal, RectanglesInPlace) {
   TempDir d;
   const std::string f = d / "r.raw", n = d / "w.npy";
@@ -241,11 +242,44 @@ TEST(Journal, RectanglesInPlace) {
   EXPECT_EQ(gtgen({"--verify", g, "--transposed", "--shape", "144x96", "--dtype", "f64", "--seed", "6", "-q"}).exit_code, 0);
   std::filesystem::remove(g);
 
+  // General shapes (no grid: gcd 2, gcd 1): the gcd decomposition in bands.
   const std::string odd = d / "odd.raw";
   ASSERT_EQ(gtgen({odd, "--shape", "6x4", "--dtype", "f32", "--seed", "1"}).exit_code, 0);
-  const auto before = cli::file_hash(odd);
-  expect_error(gtranspose({odd, "--in-place", "--shape", "6x4", "--dtype", "f32"}), 1,
-               "R x C where one side is a multiple of the other (R = kC or C = kR), or R x C whose sides share a "
-               "factor g of at least 16");
-  EXPECT_EQ(cli::file_hash(odd), before);
+  r = gtranspose({odd, "--in-place", "--shape", "6x4", "--dtype", "f32", "--engine", "cpu"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_NE(r.out.find("the gcd decomposition (gcd 2): a rotation of every column, a shuffle inside every row, a "
+                       "shuffle inside every column"),
+            std::string::npos)
+      << why(r);
+  EXPECT_EQ(gtgen({"--verify", odd, "--transposed", "--shape", "4x6", "--dtype", "f32", "--seed", "1", "-q"}).exit_code, 0);
+  std::filesystem::remove(odd);
+  const std::string big = d / "big.raw";
+  ASSERT_EQ(gtgen({big, "--shape", "1000x999", "--dtype", "f32", "--seed", "7"}).exit_code, 0);
+  // The dry run's plan: 2 passes in 16 bands of 131 rows or columns; the
+  // journal writes the matrix once a pass and holds two bands.
+  r = gtranspose({big, "--in-place", "--shape", "1000x999", "--dtype", "f32", "--engine", "cpu", "--host-mem", "1M",
+                  "--threads", "2", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_NE(r.out.find("bands of 131 whole rows and of 131 whole columns"), std::string::npos) << why(r);
+  EXPECT_NE(r.out.find("journal writes 7.62 MiB over the run; its file holds at most 1.01 MiB"), std::string::npos)
+      << why(r);
+  EXPECT_NE(r.out.find("2 passes over the file in 16 bands"), std::string::npos) << why(r);
+  r = gtranspose({big, "--in-place", "--shape", "1000x999", "--dtype", "f32", "--engine", "cpu", "--host-mem", "1M"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_NE(r.out.find("shuffle columns"), std::string::npos) << why(r);
+  EXPECT_NE(r.out.find("16 journal syncs, 16 matrix flushes"), std::string::npos) << why(r);
+  EXPECT_EQ(gtgen({"--verify", big, "--transposed", "--shape", "999x1000", "--dtype", "f32", "--seed", "7", "-q"}).exit_code,
+            0);
+  const std::string p = d / "p.npy";
+  ASSERT_EQ(gtgen({p, "--shape", "13x7", "--dtype", "u16", "--seed", "8"}).exit_code, 0);
+  r = gtranspose({p, "--in-place", "--engine", "cpu", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  EXPECT_EQ(gtgen({"--verify", p, "--transposed", "--seed", "8", "-q"}).exit_code, 0) << "the header says 7x13";
+  // A budget that holds no band: one line, the file untouched, no journal.
+  const auto before = cli::file_hash(big);
+  expect_error(gtranspose({big, "--in-place", "--shape", "999x1000", "--dtype", "f32", "--host-mem", "4K"}), 2,
+               "in place, a 999x1000 matrix of 4-byte elements moves in bands of whole rows and columns, and "
+               "--host-mem 4K holds no two of them: give --host-mem 8K or more");
+  EXPECT_EQ(cli::file_hash(big), before);
+  EXPECT_EQ(d.entries(), (std::vector<std::string>{"big.raw", "p.npy", "r.raw", "w.npy"}));
 }

@@ -23,7 +23,8 @@
 //      journal data is written (its region is the one batch N-2 used, whose
 //      tiles b the flush before this one made durable).
 // finish() writes the last tiles b the same way, flushes, and removes the
-// journal. Two syncs a batch, every one of them needed: the power-loss test
+// journal. A general shape's bands (no pairs) have a protocol of their own,
+// two syncs a band: inplace/journal_bands.cpp. Two syncs a batch, every one of them needed: the power-loss test
 // removes each in turn and shows a crash that then loses data.
 //
 // Recovery reads the latest valid header (there are two copies, written in
@@ -100,16 +101,22 @@ class FileLock {
 // its one block of tile pairs; a tall rectangle (R = kC), its k blocks, the
 // segment permutation, the end; a wide one (C = kR), the permutation, its k
 // blocks, the end; a grid, one permutation per row of blocks, its blocks,
-// the permutation of the whole, the end. The end rewrites a .npy header's
-// shape: last, after the data, so a file interrupted at any moment is still
-// its journal's matrix.
+// the permutation of the whole, the end; a general shape (c = gcd), (c > 1)
+// the columns' rotation, the rows' shuffle, the columns' shuffle, the end
+// (rect_maps.hpp's steps 1-3, in bands: plan.hpp BandPlan). The end rewrites
+// a .npy header's shape: last, after the data, so a file interrupted at any
+// moment is still its journal's matrix.
 struct InplaceStage {
-  enum Kind { block, permute, end };
+  enum Kind { block, permute, end, rotate, row_shuffle, col_shuffle };
   Kind kind = block;
   // block: which of the a*b; permute: its permute_region() index (a row of
   // blocks, or kPermuteWhole after the blocks).
   std::uint64_t index = 0;
 };
+// rotate, row_shuffle, col_shuffle: a general shape's band stages.
+inline bool is_band_stage(InplaceStage::Kind k) {
+  return k == InplaceStage::rotate || k == InplaceStage::row_shuffle || k == InplaceStage::col_shuffle;
+}
 [[nodiscard]] std::vector<InplaceStage> inplace_stages(const InplaceShape& shape);
 // Block `index` of a rectangle's stages as a square matrix of its own (a
 // view of `whole`'s elements: before a wide matrix's or a grid's first
@@ -135,7 +142,11 @@ class InplaceStages : public InplaceWriter {
   virtual void permute(InplaceMatrix& whole, const PermutePlan& plan) = 0;
   // The end stage of a rectangle: a .npy header's new shape, then the journal removed.
   virtual void end(InplaceMatrix& whole) = 0;
-  // Bytes moved so far by the stages no engine ran (the permutations), for the report.
+  // A general shape's band stage (the current one), in bands of `plan`
+  // (plan_bands()): the journal makes each band's new content durable
+  // before it is written back.
+  virtual void band_step(InplaceMatrix& whole, const BandPlan& plan) = 0;
+  // Bytes moved so far by the stages no engine ran (the permutations, the bands), for the report.
   virtual std::uint64_t stage_bytes() const { return 0; }
 };
 // No journal: host memory, or a run that asked for no crash safety.

@@ -18,6 +18,8 @@
 //                 A chunked source is refused a budget that cannot hold one
 //                 input and one output tile of a whole chunk, one codec
 //                 thread's buffers a side, and the formats' reserve.
+//                 In place, a general shape's bands (BandPlan) take the
+//                 place of the engine's buffers.
 //   device_budget {device_mem}, else half the device memory free, at most
 //                 4 GiB. It covers the lanes' tile buffers (`device_bytes`).
 #pragma once
@@ -243,11 +245,15 @@ struct RunPlan {
 // permutation inside each row of blocks (c x b, which makes every block
 // contiguous), then the blocks, then one of the whole (a x bc). The
 // derivation is at the top of inplace/permute.cpp.
+// General, every other rectangle (a grid's blocks too small or too many, c
+// = 1 included): no blocks, the gcd decomposition of Catanzaro, Keller and
+// Garland (gtranspose/rect_maps.hpp) in bands of whole rows and whole
+// columns (plan_bands; inplace/bands.hpp has the stages' maths).
 struct InplaceShape {
-  enum Kind { square, tall, wide, grid };
+  enum Kind { square, tall, wide, grid, general };
   Kind kind = square;
-  std::uint64_t side = 0;    // the square blocks' side, c
-  std::uint64_t blocks = 1;  // a * b
+  std::uint64_t side = 0;    // the square blocks' side, c (general: gcd(R, C), maybe 1)
+  std::uint64_t blocks = 1;  // a * b (general: 0, no blocks)
   std::uint64_t a = 1, b = 1;  // rows and columns of blocks
   std::uint64_t segments() const { return a * b * side; }  // of c elements, in the whole matrix
 };
@@ -262,12 +268,52 @@ struct PermuteRegion {
 [[nodiscard]] PermuteRegion permute_region(const InplaceShape& shape, std::uint64_t index);
 // A grid's blocks: sides of at least kInplaceMinSide elements (its
 // permutations move segments of that many), at most kInplaceMaxBlocks blocks
-// (each runs as a square of its own). R = kC and C = kR take any side.
+// (each runs as a square of its own); a grid outside these limits is
+// general. R = kC and C = kR take any side.
 constexpr std::uint64_t kInplaceMinSide = 16;
 constexpr std::uint64_t kInplaceMaxBlocks = 256;
-// Throws gt::Error(usage) for a shape in place cannot transpose, naming the
-// shapes it can; `what` names the matrix.
+// Every non-empty shape has a route; throws gt::Error(usage) for an empty
+// matrix only (`what` names it).
 [[nodiscard]] InplaceShape plan_inplace_shape(const Shape& s, const std::string& what);
+
+// A general shape's bands (InplaceShape::general). Its stages, each one pass
+// over the file: (c > 1) a rotation of every column, a shuffle inside every
+// row, a shuffle inside every column (rect_maps.hpp's steps 1-3). A row
+// stage reads `rows` whole rows at a time (one sequential piece), a column
+// stage `cols` whole columns (R pieces of cols * es bytes); each band is
+// permuted in host memory, its new content made durable in the journal,
+// then written back (inplace/journal_bands.cpp).
+//   host memory ({host_mem} less what the formats hold): two band buffers
+//   of the larger band, the band as read and the band as it becomes (the
+//   journal and the matrix are written from it), nothing else; recovery
+//   reads in pieces of its own budget (recovery_budget). The journal file
+//   holds two bands' data and its header slots.
+struct BandPlan {
+  std::uint64_t rows = 1;          // rows a row stage's band holds
+  std::uint64_t cols = 1;          // columns a column stage's band holds
+  // Columns a thread gathers at once in a column stage: a cache line of
+  // every row it reads (general.cpp's band), so a line is read once.
+  std::uint64_t group = 1;
+  int threads = 1;                 // threads permuting a band
+  std::uint64_t band_bytes = 0;    // the larger of the two bands
+  std::uint64_t buffer_bytes = 0;  // host memory in all: 2 * band_bytes
+  std::uint64_t passes = 0;        // stages over the file: 3 where gcd > 1, else 2
+  std::uint64_t bands = 0;         // bands over every stage
+};
+// A band buffer's size, at most, where the budget is larger: 2 syncs a band,
+// so an 8 GiB matrix takes 32 bands a pass; larger bands buy little and
+// double the journal file (it holds two).
+constexpr std::uint64_t kBandBytes = std::uint64_t(256) << 20;
+// A column band's pieces (one per row) are at least this long where the
+// budget holds it, even past kBandBytes: a disk takes strided pieces of
+// 11-32 KiB at a fifth to a half of its sequential rate (PERF.md, in place
+// on the disk, 2026-11-23).
+constexpr std::uint64_t kBandPieceBytes = std::uint64_t(64) << 10;
+// Throws gt::Error(usage) naming the {host_mem} that would do when the
+// budget (less `reserved`) cannot hold one row and one column band.
+// `threads` resolved (at least 1).
+[[nodiscard]] BandPlan plan_bands(const Shape& s, std::size_t elem_size, std::uint64_t host_mem,
+                                  std::uint64_t reserved, int threads);
 
 // The segment permutation of a rectangle's run: cycles of the P x Q
 // transpose cut into chains of at most chain_length moves, run `chains` at a
@@ -356,6 +402,10 @@ constexpr std::uint64_t kChunkTableBytes = std::uint64_t(4) << 20;
 void add_rectangle(PlanSummary& s, const InplaceShape& shape, const PermutePlan& permute);
 // "6 square blocks of 500 (2 x 3), ...": a rectangle's stages in words, for notes.
 std::string rectangle_stages_text(const InplaceShape& shape);
+// A general shape's plan as a user sees it (no engine runs it: the CPU's
+// threads permute its bands): bands, buffers, the journal's figures.
+[[nodiscard]] PlanSummary summarize_bands(const Shape& s, std::size_t elem_size, const InplaceShape& shape,
+                                          const BandPlan& bands, std::uint64_t host_mem, std::uint64_t reserved);
 // The journal's two header slots before its data (inplace/journal_internal.hpp).
 constexpr std::uint64_t kJournalHeaderBytes = 8192;
 

@@ -7,9 +7,8 @@
 // Each step moves elements inside one row or one column only, so the
 // scratch is one row or a band of columns per thread, never the matrix.
 //
-// Memory only: a file's rectangle needs every step journaled, which the
-// R = kC route (journal_permute.cpp) has and this one has not; files of
-// other shapes are refused (plan_inplace_shape names the ones that work).
+// Memory only: a file's general shape runs the same steps out of core, in
+// bands, each journaled (inplace/bands.hpp, journal_bands.cpp).
 #pragma once
 
 #include <cstddef>

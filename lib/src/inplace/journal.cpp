@@ -132,7 +132,7 @@ std::uint64_t Journal::place(std::uint64_t bytes) const {
   // with batches of one size this settles into three regions in turn.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> live;
   if (h_.p.phase & kHasPrev) live.emplace_back(h_.prev.offset, h_.prev.offset + h_.prev.bytes);
-  if (h_.p.phase & kHasCur) live.emplace_back(h_.cur.offset, h_.cur.offset + h_.cur.bytes);
+  if (h_.p.phase & (kHasCur | kBand)) live.emplace_back(h_.cur.offset, h_.cur.offset + h_.cur.bytes);
   if (h_.p.phase & kPermute) live.emplace_back(h_.saved.offset, h_.saved.offset + h_.saved.bytes);
   std::vector<std::uint64_t> at{kDataOffset};
   for (const auto& r : live) at.push_back(r.second);

@@ -76,6 +76,9 @@ enum class Barrier {
   step_synced,      // each permutation step: the header that says so durable before the next step's moves
   end_marked,       // a rectangle's end: the journal says the data is complete before a .npy header changes
   end_synced,       // a rectangle's end: the .npy header's new shape durable before the journal goes
+  band_synced,      // each band of a general shape: its new content and header durable before the matrix changes
+  band_flushed,     // each band: its matrix writes durable before the next band's header replaces its own
+  band_redone,      // resume: a band rewritten from the journal durable before the next band's header
   count
 };
 const char* barrier_name(Barrier b);

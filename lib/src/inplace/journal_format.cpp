@@ -11,7 +11,7 @@ namespace gt::journal_impl {
 std::uint64_t header_sum(const Header& h) { return journal_detail::hash_bytes(&h, offsetof(Header, header_sum)); }
 
 bool valid(const Header& h) {
-  return std::memcmp(h.p.magic, kMagic, sizeof kMagic) == 0 && h.p.version == kVersion && h.p.size == sizeof(Header) &&
+  return std::memcmp(h.p.magic, kMagic, sizeof kMagic) == 0 && h.p.version >= kOldestVersion && h.p.version <= kVersion && h.p.size == sizeof(Header) &&
          h.header_sum == header_sum(h);
 }
 

@@ -107,6 +107,9 @@ const char* barrier_name(Barrier b) {
     case Barrier::step_synced: return "each permutation step's header synced";
     case Barrier::end_marked: return "the journal's end header synced before a .npy header changes";
     case Barrier::end_synced: return "a .npy header's new shape synced";
+    case Barrier::band_synced: return "each band's journal data and header synced";
+    case Barrier::band_flushed: return "each band's matrix writes flushed";
+    case Barrier::band_redone: return "a band redone by recovery flushed";
     case Barrier::count: break;
   }
   return "none";

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/paths.hpp"
+#include "engine/cpu/host_buffer.hpp"
 #include "formats/plain_io.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/journal.hpp"
@@ -46,7 +47,10 @@ bool xattrs_disabled();
 constexpr char kMagic[8] = {'G', 'T', 'J', 'O', 'U', 'R', 'N', 'L'};
 // 1: one data area, four syncs a batch, whole diagonal tiles journaled.
 // 2: data regions in turn, two syncs a batch, verified recovery.
-constexpr std::uint32_t kVersion = 2;
+// 3: the same header; general shapes' band stages (kBand). A version 2
+//    journal (never kBand) resumes as it was written.
+constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kOldestVersion = 2;
 constexpr std::uint64_t kSlotBytes = 4096;
 constexpr std::uint64_t kDataOffset = 2 * kSlotBytes;
 static_assert(kDataOffset == kJournalHeaderBytes, "plan.hpp's kJournalHeaderBytes: what a summary says the journal holds");
@@ -61,7 +65,7 @@ struct HeaderPrefix {
   std::uint32_t version;
   std::uint32_t size;        // sizeof(Header) of that version; the header's checksum is its last 8 bytes
   std::uint64_t seq;         // increases with every write; slot = seq & 1
-  std::uint32_t phase;       // version 2: kHasPrev | kHasCur
+  std::uint32_t phase;       // kHasPrev | kHasCur, or kPermute, or kBand (version 3)
   std::uint32_t format;      // gt::Format of the matrix
   std::uint64_t n, elem_size, block, pairs;
   std::uint64_t file_size;   // not compared for HDF5, whose file may grow as chunks are rewritten
@@ -81,13 +85,14 @@ struct BatchRecord {
 constexpr std::uint32_t kHasPrev = 1;  // prev: its tiles a durable, its tiles b written from the journal
 constexpr std::uint32_t kHasCur = 2;   // cur: its journal data durable, its tiles b still original
 constexpr std::uint32_t kPermute = 4;  // a permutation group in flight: its saved segments durable
+constexpr std::uint32_t kBand = 8;     // a band in flight (cur: its new content durable, the matrix maybe partly written)
 
 struct Header {
   HeaderPrefix p;
   std::uint64_t dataset_hash, dataset_len;
   char dataset[kNameBytes];  // the HDF5 dataset (its start, for messages), "" otherwise
-  std::uint64_t done;        // pairs below this are complete and durable (of the stage's block)
-  BatchRecord prev, cur;
+  std::uint64_t done;        // pairs below this are complete and durable (of the stage's block); a band stage's rows or columns
+  BatchRecord prev, cur;     // a band stage: cur is the band (first, count: its rows or columns)
   // A rectangle's stages (journal.hpp, InplaceStage); a square has one.
   std::uint64_t cols;        // the matrix's columns (p.n its rows); block and pairs are the blocks'
   std::uint64_t stage;       // the inplace_stages() index this header is about
@@ -204,8 +209,12 @@ class Journal final : public InplaceStages {
   std::uint64_t first_pair() const override { return resuming() ? start_ : 0; }
   std::uint64_t journal_bytes() const override { return bytes_; }
   std::vector<StageStat> stage_stats() const override {
-    return {{"journal", secs_, bytes_}, {"journal sync", sync_secs_, 0}, {"matrix writes", matrix_secs_, 0},
-            {"matrix flush", flush_secs_, 0}, {"overlap wait", wait_secs_, 0}};
+    std::vector<StageStat> s{{"journal", secs_, bytes_}, {"journal sync", sync_secs_, 0},
+                             {"matrix writes", matrix_secs_, 0}, {"matrix flush", flush_secs_, 0},
+                             {"overlap wait", wait_secs_, 0}};
+    if (shape_.kind == InplaceShape::general)
+      s.insert(s.begin(), {{"band reads", band_read_secs_, moved_ / 2}, {"band permute", band_permute_secs_, 0}});
+    return s;
   }
   std::uint64_t journal_syncs() const override { return syncs_; }
   std::uint64_t matrix_flushes() const override { return flushes_; }
@@ -227,6 +236,8 @@ class Journal final : public InplaceStages {
   void start_stage(std::uint64_t stage) override;
   void permute(InplaceMatrix& whole, const PermutePlan& plan) override;
   void end(InplaceMatrix& whole) override;
+  // A general shape's band stages (journal_bands.cpp).
+  void band_step(InplaceMatrix& whole, const BandPlan& plan) override;
   std::uint64_t stage_bytes() const override { return moved_; }
 
  private:
@@ -293,6 +304,9 @@ class Journal final : public InplaceStages {
   void recover(InplaceMatrix& m);
   // A permutation group in flight: its saved segments verified (journal_permute.cpp).
   void recover_permute(InplaceMatrix& whole);
+  // A band in flight: rewritten from the journal, or proven untouched or
+  // complete by the matrix (journal_bands.cpp); sets start_.
+  void recover_band(InplaceMatrix& whole);
   [[noreturn]] void no_valid_header(std::uint64_t size) const;
   void check_consistent(const Header& h) const;
   bool data_valid(const BatchRecord& b);
@@ -326,6 +340,11 @@ class Journal final : public InplaceStages {
   std::uint64_t bytes_ = 0, syncs_ = 0, flushes_ = 0;
   std::uint64_t reserved_ = kDataOffset;  // blocks allocated below this
   double secs_ = 0, sync_secs_ = 0, matrix_secs_ = 0, flush_secs_ = 0, wait_secs_ = 0;
+  double band_read_secs_ = 0, band_permute_secs_ = 0;  // general shapes' bands: reads, permutation and checksums
+  // A band as read and as it becomes, kept from stage to stage: a new
+  // buffer of hundreds of MiB costs its page faults again (1.7 s a pass on
+  // the 2-core VM for two 206 MiB buffers, zeroed).
+  cpu::HostBuffer band_was_, band_now_;
 };
 
 }  // namespace gt::journal_impl

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "inplace/bands.hpp"
 #include "inplace/journal_internal.hpp"
 
 namespace gt::journal_impl {
@@ -37,8 +38,9 @@ void Journal::no_valid_header(std::uint64_t size) const {
 void Journal::check_consistent(const Header& h) const {
   const std::uint64_t side = shape_.side;
   const bool pairs_phase = h.p.phase & (kHasPrev | kHasCur);
-  bool ok = h.stage < stages_.size() && (h.p.phase & ~(kHasPrev | kHasCur | kPermute)) == 0 &&
-            !(pairs_phase && (h.p.phase & kPermute));
+  const bool band_phase = h.p.phase & kBand;
+  bool ok = h.stage < stages_.size() && (h.p.phase & ~(kHasPrev | kHasCur | kPermute | kBand)) == 0 &&
+            int(pairs_phase) + int(bool(h.p.phase & kPermute)) + int(band_phase) <= 1;
   if (ok && h.p.block)
     ok = h.p.block <= side && h.p.pairs == PairGrid::with_block(side, h.p.block).count() && h.done <= h.p.pairs;
   const auto batch_ok = [&](const BatchRecord& b) {
@@ -54,6 +56,20 @@ void Journal::check_consistent(const Header& h) const {
   if (ok && (h.p.phase & kPermute))
     ok = stages_[h.stage].kind == InplaceStage::permute && h.chains >= 1 && h.chain_length >= 1 &&
          h.saved.offset >= kDataOffset && h.saved.count >= 1 && h.saved.bytes == h.saved.count * side * h.p.elem_size;
+  if (ok && is_band_stage(stages_[h.stage].kind)) {
+    // A band stage: rows or columns below `done` complete; a band in flight
+    // starts there and holds count whole rows or columns.
+    const InplaceStage::Kind k = stages_[h.stage].kind;
+    const Shape s{h.p.n, h.cols};
+    const std::uint64_t n = bands::extent(k, s);
+    ok = h.done <= n;
+    if (ok && band_phase)
+      ok = h.cur.first == h.done && h.cur.count >= 1 && h.cur.count <= n - h.cur.first && h.cur.offset >= kDataOffset &&
+           h.cur.offset + h.cur.bytes >= h.cur.offset &&
+           h.cur.bytes == bands::band_of(k, s, h.cur.first, h.cur.count).elems() * h.p.elem_size;
+  } else if (ok) {
+    ok = !band_phase;
+  }
   if (!ok)
     throw Error(ErrorKind::input, path_ + " is damaged (its header does not describe a plan for " + matrix_ +
                                       "): " + matrix_ + " cannot be finished from it; restore it from a copy");
@@ -79,7 +95,7 @@ void Journal::resume(InplaceMatrix& m) {
     const std::size_t got = read_slot(fd_.get(), slot, buf, path_);
     const std::optional<HeaderPrefix> pre = valid_prefix(buf, got);
     if (!pre) continue;
-    if (pre->version != kVersion) {
+    if (pre->version < kOldestVersion || pre->version > kVersion) {
       other_version = pre->version;
       continue;
     }
@@ -89,8 +105,8 @@ void Journal::resume(InplaceMatrix& m) {
   }
   if (!best && other_version)
     throw Error(ErrorKind::input, path_ + " was written by another version of gtranspose (journal version " +
-                                      std::to_string(other_version) + "; this one reads version " +
-                                      std::to_string(kVersion) + "): finish " + matrix_ +
+                                      std::to_string(other_version) + "; this one reads versions " +
+                                      std::to_string(kOldestVersion) + " to " + std::to_string(kVersion) + "): finish " + matrix_ +
                                       " with the version that began it, with {in_place} {resume}");
   if (!best) no_valid_header(fmt::file_size(fd_.get(), path_));
   const Header& h = *best;
@@ -139,6 +155,9 @@ void Journal::resume(InplaceMatrix& m) {
     if (start_ == h.p.pairs && stages_.size() > 1) next_stage_ = h.stage + 1;
   } else if (st.kind == InplaceStage::permute && (h.p.phase & kPermute)) {
     recover_permute(m);
+  } else if (is_band_stage(st.kind)) {
+    if (h.p.phase & kBand) recover_band(m);
+    else start_ = h.done;
   } else if (st.kind == InplaceStage::block && stages_.size() > 1) {
     start_ = 0;  // a stage begun with nothing of it written yet
   }

@@ -38,6 +38,7 @@
 
 #include "gtranspose/error.hpp"
 #include "gtranspose/journal.hpp"
+#include "inplace/bands.hpp"
 #include "inplace/views.hpp"
 
 namespace gt {
@@ -129,6 +130,7 @@ std::vector<InplaceStage> inplace_stages(const InplaceShape& shape) {
     for (std::uint64_t i = 0; i < shape.blocks; ++i) st.push_back({InplaceStage::block, i});
   };
   if (shape.kind == InplaceShape::square) return {{InplaceStage::block, 0}};
+  if (shape.kind == InplaceShape::general) return bands::general_stages(shape);
   if (shape.b > 1)
     for (std::uint64_t I = 0; I < shape.a; ++I) st.push_back({InplaceStage::permute, I});
   blocks();
@@ -161,6 +163,11 @@ class PlainStages final : public InplaceStages {
     bytes_ += 2 * r.P * r.Q * is_.side * whole.info().elem_size;
   }
   void end(InplaceMatrix& whole) override { whole.flush(); }
+  void band_step(InplaceMatrix& whole, const BandPlan& plan) override {
+    const InplaceStage::Kind k = stages_.at(std::size_t(stage_)).kind;
+    bands::run_plain(whole, k, plan);
+    bytes_ += 2 * whole.info().bytes();
+  }
   std::uint64_t stage_bytes() const override { return bytes_; }
   void begin(const PairGrid& plan) override { w_->begin(plan); }
   void write_batch(InplaceMatrix& m, const std::vector<PairWrite>& batch) override { w_->write_batch(m, batch); }

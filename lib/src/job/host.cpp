@@ -162,12 +162,9 @@ InPlace check_in_place(void* data, std::uint64_t rows, std::uint64_t cols, std::
     // R = kC and C = kR go through the engines' stages; any other shape
     // through the gcd decomposition in memory (general.hpp), which moves a
     // grid's elements fewer times than its stages would (three passes, no
-    // cycle following).
-    try {
-      a.general = plan_inplace_shape(a.m.shape, "the matrix").kind == InplaceShape::grid;
-    } catch (const Error&) {
-      a.general = true;
-    }
+    // cycle following), and needs no bands in memory.
+    const InplaceShape::Kind k = plan_inplace_shape(a.m.shape, "the matrix").kind;
+    a.general = k == InplaceShape::grid || k == InplaceShape::general;
   }
   a.r = range_of(api, "in-place", a.m);
   return a;

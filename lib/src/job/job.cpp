@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "core/stages.hpp"
+#include "engine/cpu/thread_pool.hpp"
 #include "job/job_internal.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/journal.hpp"
@@ -159,11 +161,31 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
   if (shape.rows == shape.cols) return execute_inplace(engine, whole, stages, opts);
   const InplaceShape is = plan_inplace_shape(shape, whole.describe());
   const std::vector<InplaceStage> list = inplace_stages(is);
+  const std::size_t es = whole.info().elem_size;
+  // A general shape's bands, planned before anything is written: a budget
+  // that holds none is refused with the journal untouched.
+  std::optional<BandPlan> bands;
+  if (is.kind == InplaceShape::general)
+    bands = plan_bands(shape, es, opts.host_mem, whole.reserved_bytes(), cpu::resolve_threads(opts.threads));
   RunReport r;
   bool first = true;
   for (std::uint64_t i = stages.next_stage(); i < list.size(); ++i) {
     stages.start_stage(i);
     const InplaceStage& st = list[i];
+    if (is_band_stage(st.kind)) {
+      const std::string name = st.kind == InplaceStage::rotate        ? "rotate columns"
+                               : st.kind == InplaceStage::row_shuffle ? "shuffle rows"
+                                                                      : "shuffle columns";
+      enter_stage(opts, name);
+      const auto t0 = Clock::now();
+      stages.band_step(whole, *bands);
+      const double s = seconds_between(t0, Clock::now());
+      r.wall_s += s;
+      StageStat& p = r.stage(name);
+      p.busy_s += s;
+      p.bytes += whole.info().bytes();
+      continue;
+    }
     if (st.kind == InplaceStage::block) {
       enter_stage(opts, "transpose block " + std::to_string(st.index + 1) + " of " + std::to_string(is.blocks));
       const auto view = block_view(whole, is, st.index);
@@ -194,8 +216,21 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
     }
   }
   add_writer_stats(r, stages);
-  if (!r.plan.engine.empty())
+  if (bands) {
+    // No engine ran: the CPU's threads permuted the bands.
+    r.plan = summarize_bands(shape, es, is, *bands, opts.host_mem, whole.reserved_bytes());
+    r.engine = r.plan.engine;
+    r.threads = bands->threads;
+    r.tiles = bands->bands;
+    r.tile_shape = r.plan.tile;
+    r.host_mem_budget = r.plan.host_budget;
+    r.host_buffers = bands->buffer_bytes;
+    r.host_reserved = whole.reserved_bytes();
+    if (engine.kind() == EngineKind::cuda)
+      r.notes.push_back("the CPU's threads permute a general shape's bands: no GPU step for this shape");
+  } else if (!r.plan.engine.empty()) {
     add_rectangle(r.plan, is, plan_permute(is, whole.info().elem_size, opts.host_mem, whole.reserved_bytes()));
+  }
   r.mode = mode_name(RunMode::in_place);
   r.shape = shape;
   r.elem_size = whole.info().elem_size;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "engine/cpu/thread_pool.hpp"
 #include "formats/internal.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/journal.hpp"
@@ -91,8 +92,14 @@ JobPreview preview_job(const JobOptions& opts) {
         throw Error(ErrorKind::usage, "{resume}: " + file + " has no journal, so no interrupted run to finish: drop {resume}");
       const InplaceShape is = plan_inplace_shape(info.shape, text);
       const EngineCaps caps = caps_of(nullptr, nullptr, info.elem_size);
-      pv.plan = summarize_plan(plan_run(inplace_request(*src, is.side, opts.run), caps));
-      if (is.kind != InplaceShape::square)
+      if (is.kind == InplaceShape::general)
+        pv.plan = summarize_bands(info.shape, info.elem_size, is,
+                                  plan_bands(info.shape, info.elem_size, opts.run.host_mem, src->reserved_bytes(),
+                                             cpu::resolve_threads(opts.run.threads)),
+                                  opts.run.host_mem, src->reserved_bytes());
+      else
+        pv.plan = summarize_plan(plan_run(inplace_request(*src, is.side, opts.run), caps));
+      if (is.kind != InplaceShape::square && is.kind != InplaceShape::general)
         add_rectangle(pv.plan, is, plan_permute(is, info.elem_size, opts.run.host_mem, src->reserved_bytes()));
       if (opts.resume)
         notes.push_back("resuming: the interrupted run's journal fixes its tile size and where it goes on; the plan "

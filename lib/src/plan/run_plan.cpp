@@ -12,6 +12,17 @@ namespace gt {
 const char* engine_name(EngineKind k) { return k == EngineKind::cuda ? "cuda" : "cpu"; }
 const char* mode_name(RunMode m) { return m == RunMode::in_place ? "in-place" : "out-of-place"; }
 
+namespace {
+
+// "<n>M", rounded up: a value the user can pass as a budget.
+std::string mib_text(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + "M"; }
+// "<n>K" below a MiB, else "<n>M", rounded up.
+std::string size_text(std::uint64_t bytes) {
+  return bytes < (1u << 20) ? std::to_string((bytes + 1023) >> 10) + "K" : mib_text(bytes);
+}
+
+}  // namespace
+
 std::uint64_t default_host_budget() {
   const std::uint64_t ram = physical_ram_bytes();
   const std::uint64_t b = ram ? ram / 4 : (std::uint64_t(1) << 30);
@@ -60,16 +71,47 @@ InplaceShape plan_inplace_shape(const Shape& s, const std::string& what) {
   if (s.rows == s.cols) return r;
   r.a = s.rows / r.side;
   r.b = s.cols / r.side;
-  if (r.a > 1 && r.b > 1 && (r.side < kInplaceMinSide || r.a * r.b > kInplaceMaxBlocks))
-    throw Error(ErrorKind::usage,
-                "in place transposes a square matrix, R x C where one side is a multiple of the other (R = kC or C = "
-                "kR), or R x C whose sides share a factor g of at least " + std::to_string(kInplaceMinSide) +
-                " with at most " + std::to_string(kInplaceMaxBlocks) + " blocks of g x g (e.g. 3000x2000); " + what +
-                " is " + to_string(s) + " (g = " + std::to_string(r.side) + ", " + std::to_string(r.a * r.b) +
-                " blocks): transpose it out of place into another file");
+  // A grid of small blocks would move segments of a few elements, and one
+  // of many blocks runs each as a square of its own: both go the general way.
+  if (r.a > 1 && r.b > 1 && (r.side < kInplaceMinSide || r.a * r.b > kInplaceMaxBlocks)) {
+    r.kind = InplaceShape::general;
+    r.blocks = 0;
+    return r;
+  }
   r.blocks = r.a * r.b;
   r.kind = r.b == 1 ? InplaceShape::tall : r.a == 1 ? InplaceShape::wide : InplaceShape::grid;
   return r;
+}
+
+BandPlan plan_bands(const Shape& s, std::size_t es, std::uint64_t host_mem, std::uint64_t reserved, int threads) {
+  const std::uint64_t host = host_mem ? host_mem : default_host_budget();
+  const std::uint64_t room = host > reserved ? host - reserved : 0;
+  const std::uint64_t R = s.rows, C = s.cols;
+  const std::uint64_t row = checked_mul(C, es, "a row"), col = checked_mul(R, es, "a column");
+  // Two buffers of one row, or of one column, whichever is longer.
+  const std::uint64_t least = 2 * std::max(row, col);
+  if (least > room)
+    throw Error(ErrorKind::usage, "in place, a " + to_string(s) + " matrix of " + std::to_string(es) +
+                                      "-byte elements moves in bands of whole rows and columns, and {host_mem} " +
+                                      size_text(host) +
+                                      (reserved ? " (less " + size_text(reserved) + " the formats hold)" : "") +
+                                      " holds no two of them: give {host_mem} " + size_text(least + reserved) +
+                                      " or more");
+  BandPlan p;
+  p.threads = std::max(1, threads);
+  const std::uint64_t half = room / 2;  // >= max(row, col)
+  const std::uint64_t band = std::min(half, kBandBytes);
+  p.rows = std::clamp<std::uint64_t>(band / row, 1, R);
+  p.cols = std::clamp<std::uint64_t>(band / col, 1, C);
+  if (p.cols * es < kBandPieceBytes)  // longer pieces where the budget holds them
+    p.cols = std::max(p.cols, std::min({C, (kBandPieceBytes + es - 1) / es, half / col}));
+  p.group = std::clamp<std::uint64_t>(64 / es, 1, p.cols);
+  p.band_bytes = std::max(p.rows * row, p.cols * col);
+  p.buffer_bytes = 2 * p.band_bytes;
+  const bool rotated = std::gcd(R, C) > 1;
+  p.passes = rotated ? 3 : 2;
+  p.bands = (rotated ? 2 : 1) * ((C + p.cols - 1) / p.cols) + (R + p.rows - 1) / p.rows;
+  return p;
 }
 
 PermuteRegion permute_region(const InplaceShape& s, std::uint64_t index) {
@@ -97,12 +139,6 @@ PermutePlan plan_permute(const InplaceShape& shape, std::size_t elem_size, std::
 
 namespace {
 
-// "<n>M", rounded up: a value the user can pass as a budget.
-std::string mib_text(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + "M"; }
-// "<n>K" below a MiB, else "<n>M", rounded up.
-std::string size_text(std::uint64_t bytes) {
-  return bytes < (1u << 20) ? std::to_string((bytes + 1023) >> 10) + "K" : mib_text(bytes);
-}
 
 // Options only a GPU uses, given to the CPU engine, would be accepted and
 // then ignored: refused instead, the same for every program.

@@ -93,8 +93,37 @@ std::string rectangle_stages_text(const InplaceShape& shape) {
       return "a permutation of row segments in each of " + std::to_string(shape.a) + " rows of blocks, then " +
              blocks + " (" + std::to_string(shape.a) + " x " + std::to_string(shape.b) +
              "), then a permutation of the whole";
+    case InplaceShape::general:
+      return std::string("the gcd decomposition (gcd ") + std::to_string(shape.side) + "): " +
+             (shape.side > 1 ? "a rotation of every column, " : "") +
+             "a shuffle inside every row, a shuffle inside every column";
     default: return blocks;
   }
+}
+
+PlanSummary summarize_bands(const Shape& s, std::size_t es, const InplaceShape& shape, const BandPlan& bands,
+                            std::uint64_t host_mem, std::uint64_t reserved) {
+  PlanSummary p;
+  p.engine = engine_name(EngineKind::cpu);
+  p.mode = mode_name(RunMode::in_place);
+  p.tile = {bands.rows, s.cols};
+  p.tiles = bands.bands;
+  p.threads = bands.threads;
+  p.readers = p.writers = 1;
+  p.slots = 2;
+  p.slot_bytes = bands.band_bytes;
+  p.staging = "bands of " + std::to_string(bands.rows) + " whole rows and of " + std::to_string(bands.cols) +
+              " whole columns read into host buffers (" + format_bytes(bands.buffer_bytes) +
+              "), permuted there by the CPU, journaled, written back";
+  p.host_budget = host_mem ? host_mem : default_host_budget();
+  p.host_peak = bands.buffer_bytes + reserved;
+  // Every pass journals every band's new content: the matrix once a pass.
+  // The file holds two bands' data (inplace/journal_bands.cpp) and its header slots.
+  p.journal_bytes = bands.passes * s.rows * s.cols * es;
+  p.journal_file_bytes = 2 * bands.band_bytes + kJournalHeaderBytes;
+  p.notes.push_back("rectangle in place: " + rectangle_stages_text(shape) + "; " + std::to_string(bands.passes) +
+                    " passes over the file in " + std::to_string(bands.bands) + " bands, each journaled, then written back");
+  return p;
 }
 
 }  // namespace gt

@@ -58,6 +58,9 @@ struct Case {
   std::uint64_t block = 8;  // the tile side the CPU engine's budget gives
   std::uint64_t chunk = 0;  // HDF5: chunk side (0: contiguous), no filters
   std::uint64_t cols = 0;   // a rectangle's columns (n its rows); 0: square
+  // A general shape (plan_inplace_shape: InplaceShape::general) has no
+  // tiles: `block` is then how many of its longer side's rows or columns a
+  // band holds (budget_of), so runs take many bands.
 };
 inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 inline std::uint64_t cols_of(const Case& c) { return c.cols ? c.cols : c.n; }
@@ -126,9 +129,15 @@ inline bool is_transposed(const Dir& d, const Case& c) {
   return m == transposed_pattern_of(c) && (c.ext != ".npy" || s == shape_of(c).transposed());
 }
 
+inline bool is_general(const Case& c) {
+  return plan_inplace_shape(shape_of(c), c.name).kind == InplaceShape::general;
+}
+
 // The host budget under which the CPU engine plans c.block-sided tiles
-// (plus what an HDF5 chunk cache takes out of it first).
+// (plus what an HDF5 chunk cache takes out of it first); for a general
+// shape, two band buffers of c.block lines of its longer side.
 inline std::uint64_t budget_of(const Case& c) {
+  if (is_general(c)) return 2 * c.block * std::max(c.n, cols_of(c)) * c.es;
   std::uint64_t b = cpu_journaled_buffers(journal_batches_kept(kJournalGroup)) * c.block * c.block * c.es;
   if (c.chunk) b += std::min(c.chunk, c.n) * std::min(c.chunk + 2, cols_of(c)) * c.es;
   return b;

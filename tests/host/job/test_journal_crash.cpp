@@ -2,8 +2,10 @@
 // step of the protocol in a forked child, then resumed and compared
 // bit-exact with the transpose. Raw, .npy and HDF5 (contiguous, chunked
 // without filters), every element size, odd n (edge pairs whose tiles are
-// not square), n = 1; a crash during recovery itself; a kill while the
-// journal is made; batches of several pairs, as the CUDA engine writes them.
+// not square), n = 1; rectangles of every route (tall, wide, grid, general:
+// the gcd decomposition's bands); a crash during recovery itself; a kill
+// while the journal is made; batches of several pairs, as the CUDA engine
+// writes them.
 // Torn journals, identity checks and the job's messages are in
 // test_journal_recovery.cpp.
 #include <gtest/gtest.h>
@@ -47,7 +49,12 @@ TEST_P(JournalCrash, AtEveryPointThenResume) {
 
   // An uninterrupted run first: the plan is what the case says.
   const RunReport full = run_job(job_of(d, c, false));
-  ASSERT_EQ(full.tile_shape.rows, c.block) << "the budget does not give the case's tiles";
+  const bool general = is_general(c);
+  const BandPlan bands = general ? plan_bands(shape_of(c), c.es, budget_of(c), 0, 1) : BandPlan{};
+  if (general)
+    ASSERT_EQ(full.tiles, bands.bands) << "the budget does not give the case's bands";
+  else
+    ASSERT_EQ(full.tile_shape.rows, c.block) << "the budget does not give the case's tiles";
   ASSERT_TRUE(read_matrix(d, c) == want);
   EXPECT_FALSE(exists(journal_path(file)));
 
@@ -70,6 +77,13 @@ TEST_P(JournalCrash, AtEveryPointThenResume) {
     resume_and_check(d, c, want, c.name + ", crash at point " + std::to_string(k));
     if (HasFatalFailure()) return;
   }
+  if (general) {
+    // Created, named, marked, begun; per band its data, header written and
+    // synced, the band written, the matrix flushed; finish.
+    EXPECT_GE(k, 4 + 5 * bands.bands) << "fewer protocol points than expected";
+    resume_and_check(d, c, want, c.name + ", uninterrupted");
+    return;
+  }
   // Created, named, marked, begun; per pair its tile a and tile b; per
   // batch (up to kJournalGroup pairs of one row of tile pairs) its data,
   // header written and synced, the matrix flushed; finish.
@@ -89,8 +103,10 @@ TEST_P(JournalCrash, DuringRecoveryToo) {
   const Bytes pristine = create(d, c);
   const Bytes want = transposed_pattern_of(c);
   const std::string file = file_of(d, c), journal = journal_path(file);
-  // First crashes inside the second off-diagonal pair's batch, at each step.
-  for (Point p : {Point::saved_synced, Point::b_tile, Point::a_tile, Point::matrix_flushed}) {
+  // First crashes inside the second off-diagonal pair's batch (a general
+  // shape: its second band), at each step.
+  for (Point p : {Point::saved_synced, Point::b_tile, Point::a_tile, Point::matrix_flushed, Point::data_written}) {
+    if (is_general(c) && p == Point::a_tile) continue;  // bands have no tiles a
     write_file(file, pristine);
     ASSERT_EQ(in_child([&] { run_job(job_of(d, c, false)); }, crash_at_point(p, 1)), kCrashed);
     const Bytes m1 = file_bytes(file), j1 = file_bytes(journal);
@@ -119,7 +135,13 @@ INSTANTIATE_TEST_SUITE_P(
                       // grids of 16 x 16 blocks (rows of blocks, blocks, the whole).
                       Case{"raw_f32_tall_33x11", ".raw", 4, 33, 4, 0, 11}, Case{"npy_u8_wide_9x27", ".npy", 1, 9, 4, 0, 27},
                       Case{"npy_c128_tall_14x7", ".npy", 16, 14, 3, 0, 7}, Case{"raw_u16_wide_1x5", ".raw", 2, 1, 1, 0, 5},
-                      Case{"raw_f32_grid_48x32", ".raw", 4, 48, 8, 0, 32}, Case{"npy_u8_grid_32x48", ".npy", 1, 32, 8, 0, 48}),
+                      Case{"raw_f32_grid_48x32", ".raw", 4, 48, 8, 0, 32}, Case{"npy_u8_grid_32x48", ".npy", 1, 32, 8, 0, 48},
+                      // General shapes: gcd 1 (no rotation) and gcd 2, 6 (a rotation
+                      // first), bands of a few rows and columns (budget_of).
+                      Case{"raw_f32_general_13x7", ".raw", 4, 13, 2, 0, 7},
+                      Case{"npy_u16_general_12x18", ".npy", 2, 12, 3, 0, 18},
+                      Case{"npy_c128_general_10x4", ".npy", 16, 10, 2, 0, 4},
+                      Case{"raw_u8_general_prime_17x11", ".raw", 1, 17, 1, 0, 11}),
     // No compressed HDF5 dataset here: HDF5 moves a rewritten compressed
     // chunk and may reuse its old space before its chunk index reaches the
     // disk, so a kill can leave chunks no journal can repair (seen on the

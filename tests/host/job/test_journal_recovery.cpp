@@ -155,6 +155,38 @@ TEST(JournalDamage, SavedBatchWithBadDataAndTilesAWrittenIsRefused) {
             std::string::npos);
 }
 
+// A general shape's band (inplace/journal_bands.cpp) whose journal data
+// fails its checksum: the matrix decides. 13 x 7 f32 in bands of 3 rows
+// and 2 columns; the second band of the rows' shuffle is rows 3-5.
+TEST(JournalDamage, GeneralBandWithBadDataIsProvenByTheMatrix) {
+  const Case c{"raw_f32_general_13x7", ".raw", 4, 13, 2, 0, 7};
+  Dir d;
+  const Bytes pristine = create(d, c);
+  const Bytes want = transposed_pattern_of(c);
+  const std::string file = file_of(d, c), journal = journal_path(file);
+  // Its header durable, nothing of it in the matrix: the band starts over.
+  auto v = stop_at(d, c, pristine, Point::saved_synced, 1);
+  ASSERT_EQ(v.cur.first, 3u);
+  ASSERT_EQ(v.cur.bytes, 3u * 7 * 4);
+  flip_byte(journal, v.cur.offset + 5);
+  resume_and_check(d, c, want, "damaged data of an untouched band");
+  // Written and flushed: the band is complete, the run goes on after it.
+  v = stop_at(d, c, pristine, Point::matrix_flushed, 1);
+  ASSERT_EQ(v.cur.first, 3u);
+  flip_byte(journal, v.cur.offset + v.cur.bytes - 1);
+  resume_and_check(d, c, want, "damaged data of a band already in the matrix");
+  // Partly written (one element of the band rewritten by hand): refused,
+  // naming the band, the matrix left as it is.
+  v = stop_at(d, c, pristine, Point::saved_synced, 1);
+  flip_byte(journal, v.cur.offset);
+  flip_byte(file, 3 * 7 * 4 + 1);
+  expect_damaged(d, c, "its copy of rows 3-5 fails its checksum, and those rows of", "band partly written, data damaged");
+  // Its data intact, the same partly written band is simply written again.
+  v = stop_at(d, c, pristine, Point::saved_synced, 1);
+  flip_byte(file, 3 * 7 * 4 + 1);
+  resume_and_check(d, c, want, "a partly written band redone from the journal");
+}
+
 TEST(JournalDamage, WrittenBatchWithBadDataIsCompleteWhenItsTilesBSaySo) {
   const Case c{"raw_f64_n37", ".raw", 8, 37, 8};
   Dir d;
@@ -280,6 +312,24 @@ TEST(JournalTorn, NoValidHeaderNeverClaimsTheMatrixUnchanged) {
   }
 }
 
+// Rewrites the version of both header slots of a journal (this version's
+// own, 3, in every slot written), with its checksum (the last 8 bytes of
+// its size) right again: the header as another version wrote it.
+void set_version(const std::string& journal, std::uint32_t version) {
+  Bytes j = file_bytes(journal);
+  for (std::uint64_t slot : {0, 4096}) {
+    std::uint32_t was = 0, size = 0;
+    std::memcpy(&was, j.data() + slot + 8, 4);
+    std::memcpy(&size, j.data() + slot + 12, 4);
+    if (was == 0) continue;  // a slot not written yet
+    ASSERT_EQ(was, 3u);
+    std::memcpy(j.data() + slot + 8, &version, 4);
+    const std::uint64_t sum = journal_detail::hash_bytes(j.data() + slot, size - 8);
+    std::memcpy(j.data() + slot + size - 8, &sum, 8);
+  }
+  write_file(journal, j);
+}
+
 TEST(JournalTorn, AnOlderVersionsJournalIsNamed) {
   const Case c{"raw_f32_n37", ".raw", 4, 37, 8};
   Dir d;
@@ -288,18 +338,22 @@ TEST(JournalTorn, AnOlderVersionsJournalIsNamed) {
   stop_at(d, c, pristine, Point::b_tile, 2);
   // The same header as version 1 wrote it: its version field is 1 and its
   // checksum (the last 8 bytes of its size) is right.
-  Bytes j = file_bytes(journal);
-  for (std::uint64_t slot : {0, 4096}) {
-    std::uint32_t version = 1, size = 0;
-    std::memcpy(j.data() + slot + 8, &version, 4);
-    std::memcpy(&size, j.data() + slot + 12, 4);
-    const std::uint64_t sum = journal_detail::hash_bytes(j.data() + slot, size - 8);
-    std::memcpy(j.data() + slot + size - 8, &sum, 8);
-  }
-  write_file(journal, j);
+  set_version(journal, 1);
   const Error e = catch_error([&] { run_job(job_of(d, c, true)); });
   EXPECT_NE(std::string(e.what()).find("another version of gtranspose (journal version 1"), std::string::npos)
       << e.what();
+}
+
+// Version 2 journals (before general shapes) have the same header: a
+// square's interrupted run begun by that version resumes bit-exact.
+TEST(JournalTorn, AVersion2JournalStillResumes) {
+  const Case c{"raw_f32_n37", ".raw", 4, 37, 8};
+  Dir d;
+  const Bytes pristine = create(d, c);
+  const std::string journal = journal_path(file_of(d, c));
+  stop_at(d, c, pristine, Point::b_tile, 2);
+  set_version(journal, 2);
+  resume_and_check(d, c, transposed_pattern_of(c), "a version 2 journal");
 }
 
 // --- the job's messages ---------------------------------------------------------------

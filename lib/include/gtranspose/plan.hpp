@@ -300,15 +300,18 @@ struct BandPlan {
   std::uint64_t passes = 0;        // stages over the file: 3 where gcd > 1, else 2
   std::uint64_t bands = 0;         // bands over every stage
 };
-// A band buffer's size, at most, where the budget is larger: 2 syncs a band,
-// so an 8 GiB matrix takes 32 bands a pass; larger bands buy little and
-// double the journal file (it holds two).
+// A band buffer's size where the budget is larger: 2 syncs a band, so an 8
+// GiB matrix takes 32 bands a pass; larger bands buy little and double the
+// journal file (it holds two).
 constexpr std::uint64_t kBandBytes = std::uint64_t(256) << 20;
 // A column band's pieces (one per row) are at least this long where the
-// budget holds it, even past kBandBytes: a disk takes strided pieces of
-// 11-32 KiB at a fifth to a half of its sequential rate (PERF.md, in place
-// on the disk, 2026-11-23).
+// budget holds it, past kBandBytes up to kBandMaxBytes: a disk takes strided
+// pieces of 11-32 KiB at a fifth to a half of its sequential rate (PERF.md,
+// in place on the disk, 2026-11-23).
 constexpr std::uint64_t kBandPieceBytes = std::uint64_t(64) << 10;
+// The most a band buffer takes (the journal file holds two bands): a tall
+// matrix's 64 KiB pieces would otherwise make bands of gigabytes.
+constexpr std::uint64_t kBandMaxBytes = std::uint64_t(1) << 30;
 // Throws gt::Error(usage) naming the {host_mem} that would do when the
 // budget (less `reserved`) cannot hold one row and one column band.
 // `threads` resolved (at least 1).

@@ -5,7 +5,8 @@
 //   [4096, 8192)   header copy for odd sequence numbers
 //   [8192, ...)    journal data: each batch's parts J (journal_parts.cpp),
 //                  back to back in pair order, at an offset its header
-//                  records; three batches' data take turns there
+//                  records; three batches' data take turns there (a
+//                  general shape's bands: two regions of a band each)
 // Headers are written alternately with increasing sequence numbers, each with
 // its own checksum, so a torn header write leaves the other copy (the last
 // durable state) intact; opening takes the valid copy with the highest
@@ -59,6 +60,9 @@ Journal::Journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mo
     : matrix_(matrix_path), path_(journal_path(matrix_path)), host_mem_(host_mem) {
   id_ = identity(m);
   shape_ = plan_inplace_shape({id_.p.n, id_.cols}, m.describe());
+  // The oldest version that holds the shape: a binary of version 2 can
+  // still resume every shape it knew.
+  id_.p.version = shape_.kind == InplaceShape::general ? kVersion : kOldestVersion;
   stages_ = inplace_stages(shape_);
   if (mode == ResumeMode::fresh)
     check_fresh();

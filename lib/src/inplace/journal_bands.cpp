@@ -68,7 +68,6 @@ std::string band_text(InplaceStage::Kind k, const BatchRecord& b) {
 void Journal::band_step(InplaceMatrix& whole, const BandPlan& plan) {
   const InplaceStage::Kind k = stages_[stage_].kind;
   if (!is_band_stage(k)) throw Error(ErrorKind::internal, "journal: not a band stage");
-  if (!created_) create(0, 0);  // a general shape starts here
   const Shape s = shape();
   const std::size_t es = id_.p.elem_size;
   const rect::Maps maps = rect::make_maps(s.rows, s.cols);
@@ -104,6 +103,9 @@ void Journal::band_step(InplaceMatrix& whole, const BandPlan& plan) {
       rec.a_sum = digest(was, bytes, plan.threads);
       rec.data_sum = digest(now, bytes, plan.threads);
     });
+    // A general shape's journal starts here, after its buffers and its first
+    // band's read: a failure before leaves no journal behind.
+    if (!created_) create(0, 0);
     rec.offset = place_band(bytes);
     reserve(rec.offset + bytes);
     timed([&] { fmt::pwrite_full(fd_.get(), now, bytes, rec.offset, path_); });
@@ -159,7 +161,11 @@ void Journal::recover_band(InplaceMatrix& whole) {
     return;
   }
   if (d == b.data_sum) {
-    start_ = b.end();  // written and durable: the run goes on after it
+    // Written, but maybe only into the page cache (a process killed before
+    // its flush): durable before the next band's header replaces this one.
+    barrier(Barrier::band_redone, [&] { whole.flush(); });
+    hit(Point::matrix_flushed);
+    start_ = b.end();
     return;
   }
   throw Error(ErrorKind::input, path_ + " is damaged: its copy of " + band_text(k, b) + " fails its checksum, and those " +

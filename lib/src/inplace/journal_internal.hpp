@@ -47,8 +47,8 @@ bool xattrs_disabled();
 constexpr char kMagic[8] = {'G', 'T', 'J', 'O', 'U', 'R', 'N', 'L'};
 // 1: one data area, four syncs a batch, whole diagonal tiles journaled.
 // 2: data regions in turn, two syncs a batch, verified recovery.
-// 3: the same header; general shapes' band stages (kBand). A version 2
-//    journal (never kBand) resumes as it was written.
+// 3: the same header; general shapes' band stages (kBand), the only
+//    journals written as version 3 (the others are still written as 2).
 constexpr std::uint32_t kVersion = 3;
 constexpr std::uint32_t kOldestVersion = 2;
 constexpr std::uint64_t kSlotBytes = 4096;

@@ -14,8 +14,13 @@
 //         Data invalid: if tiles a still hold what they held before the
 //         batch (their checksum, taken as the engine read them), the batch
 //         starts over; otherwise refused.
-// A refusal says which pairs are partly rewritten and that the matrix
-// cannot be finished from this journal; the journal is kept.
+// A general shape's band stage (journal_bands.cpp, recover_band) names at
+// most one band, whose new content the journal holds: valid, it is written
+// again and flushed; invalid, the matrix decides (still the old content: the
+// band starts over; already the new: flushed, and the run goes on after it;
+// else refused).
+// A refusal says which pairs (rows, columns) are partly rewritten and that
+// the matrix cannot be finished from this journal; the journal is kept.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -62,7 +67,8 @@ void Journal::check_consistent(const Header& h) const {
     const InplaceStage::Kind k = stages_[h.stage].kind;
     const Shape s{h.p.n, h.cols};
     const std::uint64_t n = bands::extent(k, s);
-    ok = h.done <= n;
+    // Its headers are create()'s (phase 0, nothing done) and band_step()'s.
+    ok = h.p.version >= 3 && h.done <= n && (h.p.phase & ~kBand) == 0 && (band_phase || h.done == 0);
     if (ok && band_phase)
       ok = h.cur.first == h.done && h.cur.count >= 1 && h.cur.count <= n - h.cur.first && h.cur.offset >= kDataOffset &&
            h.cur.offset + h.cur.bytes >= h.cur.offset &&
@@ -178,7 +184,6 @@ void Journal::recover(InplaceMatrix& m) {
   const std::string lost = " cannot be finished from it; restore it from a copy (pairs below " +
                            std::to_string(h_.done) + " are complete)";
   std::uint64_t next = h_.done;
-  bool wrote = false;
 
   // Every decision before any write: a refusal leaves the matrix as it was
   // (a batch's tiles b and tiles a are written in file order, so a crash
@@ -210,7 +215,6 @@ void Journal::recover(InplaceMatrix& m) {
         off += rewrite_b_part(m, plan_->pair(k), es, fd_.get(), path_, off, s);
         hit(Point::b_tile);
       }
-      wrote = true;
     }  // else its tiles b already hold the data (checked above)
     next = b.end();
   }
@@ -238,14 +242,16 @@ void Journal::recover(InplaceMatrix& m) {
         off += rewrite_b_part(m, plan_->pair(k), es, fd_.get(), path_, off, s);
         hit(Point::b_tile);
       }
-      wrote = true;
       next = b.end();
     } else {
       next = b.first;  // tiles a as they were (checked above): the batch starts over
     }
   }
   if (has_prev || has_cur) {
-    if (wrote) barrier(Barrier::recovery_flushed, [&] { m.flush(); });
+    // Also where nothing was rewritten: a batch accepted because the matrix
+    // already held it may hold it only in the page cache (a process killed
+    // before its flush), and the header below forgets the batch.
+    barrier(Barrier::recovery_flushed, [&] { m.flush(); });
     hit(Point::recovered);
     Header h = h_;
     h.p.phase = 0;

@@ -102,8 +102,11 @@ JobPreview preview_job(const JobOptions& opts) {
       if (is.kind != InplaceShape::square && is.kind != InplaceShape::general)
         add_rectangle(pv.plan, is, plan_permute(is, info.elem_size, opts.run.host_mem, src->reserved_bytes()));
       if (opts.resume)
-        notes.push_back("resuming: the interrupted run's journal fixes its tile size and where it goes on; the plan "
-                        "shown is a fresh run's");
+        notes.push_back(is.kind == InplaceShape::general
+                            ? "resuming: the interrupted run's journal says where it goes on; its bands are planned "
+                              "afresh, as shown"
+                            : "resuming: the interrupted run's journal fixes its tile size and where it goes on; the "
+                              "plan shown is a fresh run's");
       out_loc = in_loc;
     } else {
       if (!in_loc.path.empty()) refuse_if_pending(in_loc.path, "read");

@@ -104,7 +104,7 @@ BandPlan plan_bands(const Shape& s, std::size_t es, std::uint64_t host_mem, std:
   p.rows = std::clamp<std::uint64_t>(band / row, 1, R);
   p.cols = std::clamp<std::uint64_t>(band / col, 1, C);
   if (p.cols * es < kBandPieceBytes)  // longer pieces where the budget holds them
-    p.cols = std::max(p.cols, std::min({C, (kBandPieceBytes + es - 1) / es, half / col}));
+    p.cols = std::max(p.cols, std::min({C, (kBandPieceBytes + es - 1) / es, std::min(half, kBandMaxBytes) / col}));
   p.group = std::clamp<std::uint64_t>(64 / es, 1, p.cols);
   p.band_bytes = std::max(p.rows * row, p.cols * col);
   p.buffer_bytes = 2 * p.band_bytes;

@@ -179,12 +179,18 @@ TEST(InplaceShape, GeneralStagesAndBands) {
   EXPECT_EQ(p.cols, 1u);
   EXPECT_EQ(p.rows, (std::uint64_t(28) << 20) / 14);
   EXPECT_LE(p.buffer_bytes, std::uint64_t(56) << 20);
-  // Pieces of kBandPieceBytes where the band cap alone would give less:
-  // 100,000 x 99,999 u8 under 16 GiB, 256 MiB bands would be 2684 columns;
-  // pieces of 64 KiB take 13.1 GB of buffers, which the budget holds.
+  // Longer pieces where the band cap alone would give less, up to
+  // kBandMaxBytes a band: 100,000 x 99,999 u8 under 16 GiB, 256 MiB bands
+  // would be 2684 columns (2.6 KiB pieces), 64 KiB pieces a band of 6.5 GB
+  // (and a journal of two): kBandMaxBytes stops them at 10737 columns.
   p = plan_bands({100000, 99999}, 1, std::uint64_t(16) << 30, 0, 1);
-  EXPECT_EQ(p.cols, kBandPieceBytes);
+  EXPECT_EQ(p.cols, kBandMaxBytes / 100000);
+  EXPECT_LE(p.band_bytes, kBandMaxBytes);
   EXPECT_EQ(p.rows, kBandBytes / 99999);
+  // Where the budget holds 64 KiB pieces under that cap, they are taken:
+  // 10,000 x 99,999 u8 (26843 columns of 10,000 rows at 256 MiB) gets 65536.
+  p = plan_bands({10000, 99999}, 1, std::uint64_t(16) << 30, 0, 1);
+  EXPECT_EQ(p.cols, kBandPieceBytes);
   EXPECT_EQ(p.passes, 2u);
   // gcd 5: three passes.
   EXPECT_EQ(plan_bands({40, 25}, 8, 1 << 20, 0, 1).passes, 3u);

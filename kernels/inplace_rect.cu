@@ -71,19 +71,16 @@ constexpr std::size_t kScratchMax = 64ull << 20;
 #define GT_RECT_ASYNC 0
 #endif
 
-// cp.async (sm_80 and later): a copy of B = 4, 8 or 16 bytes from global to
+// cp.async (sm_80 and later): a copy of one 16-byte word from global to
 // shared memory that holds no register while in flight, so a thread can
 // have all its loads of a step in flight at once (with plain loads, U at a
 // time); visible to the thread after async_wait(). The row step's blocks
-// load their rows so (run 83: 70-88% of a copy -> 76-94%).
-template <std::size_t B>
-__device__ __forceinline__ void async_copy(void* smem, const void* gmem) {
+// load their rows so (run 83: 70-88% of a copy -> 76-94%; 4- and 8-byte
+// copies in the band steps ran slower and were dropped).
+__device__ __forceinline__ void async_copy16(void* smem, const void* gmem) {
 #if GT_RECT_ASYNC
   const unsigned sa = unsigned(__cvta_generic_to_shared(smem));
-  if constexpr (B == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(gmem) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(sa), "l"(gmem), "n"(int(B)) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(gmem) : "memory");
 #else
   (void)smem;
   (void)gmem;
@@ -393,13 +390,13 @@ __device__ __forceinline__ void load_span(E* s, const E* from, u64 len) {
     uint4* sw = reinterpret_cast<uint4*>(sl + head);
     const uint4* fw = reinterpret_cast<const uint4*>(from + head);
     if constexpr (kAsync && GT_RECT_ASYNC) {
-      for (u64 w = threadIdx.x; w < words; w += kThreads) async_copy<16>(sw + w, fw + w);
+      for (u64 w = threadIdx.x; w < words; w += kThreads) async_copy16(sw + w, fw + w);
       async_wait();
     } else {
       load_run<kSpanUnroll>(sw, fw, words);
     }
   } else if constexpr (kAsync && GT_RECT_ASYNC && S == 16 && alignof(E) == 16) {
-    for (u64 k = threadIdx.x; k < len; k += kThreads) async_copy<16>(s + k, from + k);
+    for (u64 k = threadIdx.x; k < len; k += kThreads) async_copy16(s + k, from + k);
     async_wait();
   } else {
     load_run<unroll_of<S>()>(s, from, len);

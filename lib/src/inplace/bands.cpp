@@ -6,6 +6,7 @@
 #include "engine/cpu/host_buffer.hpp"
 #include "engine/cpu/thread_pool.hpp"
 #include "gtranspose/error.hpp"
+#include "inplace/steps.hpp"
 
 namespace gt::bands {
 
@@ -14,14 +15,9 @@ namespace {
 using u64 = std::uint64_t;
 
 template <std::size_t S>
-struct Elem {
-  unsigned char b[S];
-};
-
-template <std::size_t S>
 void permute_typed(InplaceStage::Kind k, const rect::Maps& mp, const Band& b, const unsigned char* in,
                    unsigned char* out, const BandPlan& plan) {
-  using E = Elem<S>;
+  using E = inplace::Elem<S>;
   const E* from = reinterpret_cast<const E*>(in);
   E* to = reinterpret_cast<E*>(out);
   auto& pool = cpu::ThreadPool::shared();
@@ -29,38 +25,18 @@ void permute_typed(InplaceStage::Kind k, const rect::Maps& mp, const Band& b, co
   if (k == InplaceStage::row_shuffle) {
     // Band rows r0 .. r0 + h - 1, each whole (w = C): a gather inside the row.
     pool.run(threads, [&](int t) {
-      for (u64 i = u64(t); i < b.h; i += u64(threads)) {
-        const E* row = from + i * b.w;
-        E* dst = to + i * b.w;
-        rect::ShuffleIter it(mp, b.r0 + i, 0, 1);
-        for (u64 j = 0; j < b.w; ++j, it.advance(mp)) dst[j] = row[it.value(mp)];
-      }
+      for (u64 i = u64(t); i < b.h; i += u64(threads)) inplace::shuffle_row(mp, b.r0 + i, from + i * b.w, to + i * b.w);
     });
     return;
   }
-  // Whole columns c0 .. c0 + w - 1 (h = R): new[i][j] = old[(R(i) + C(j)) mod R][j].
-  // A group of columns at a time, every row of it: the group's cache line
-  // of each row it reads stays cached while its columns take their turns.
+  // Whole columns c0 .. c0 + w - 1 (h = R), a group of columns at a time.
   const bool rotate = k == InplaceStage::rotate;
-  const u64 m = b.h, g = std::max<u64>(1, plan.group), groups = (b.w + g - 1) / g;
+  const u64 g = std::max<u64>(1, plan.group), groups = (b.w + g - 1) / g;
   pool.run(threads, [&](int t) {
     std::vector<u64> shift(std::size_t(g), 0);
     for (u64 q = u64(t); q < groups; q += u64(threads)) {
-      const u64 j0 = q * g, wd = std::min(g, b.w - j0);
-      for (u64 jj = 0; jj < wd; ++jj) shift[jj] = rect::col_shift(mp, rotate, b.c0 + j0 + jj);
-      rect::RotIter rot(mp, 0, 1);
-      rect::PermIter perm(mp, 0, 1);
-      for (u64 i = 0; i < m; ++i) {
-        const u64 ri = rotate ? rot.value(mp) : perm.value(mp);
-        E* dst = to + i * b.w + j0;
-        for (u64 jj = 0; jj < wd; ++jj) {
-          u64 r = ri + shift[jj];
-          if (r >= m) r -= m;
-          dst[jj] = from[r * b.w + j0 + jj];
-        }
-        if (rotate) rot.advance(mp);
-        else perm.advance(mp);
-      }
+      const u64 j0 = q * g;
+      inplace::gather_columns(mp, rotate, b.c0 + j0, std::min(g, b.w - j0), from + j0, b.w, to + j0, b.w, shift.data());
     }
   });
 }
@@ -90,14 +66,7 @@ std::vector<InplaceStage> general_stages(const InplaceShape& shape) {
 void permute_band(InplaceStage::Kind k, const rect::Maps& maps, const Band& b, const unsigned char* in,
                   unsigned char* out, std::size_t es, const BandPlan& plan) {
   if (!is_band_stage(k)) throw Error(ErrorKind::internal, "permute_band: not a band stage");
-  switch (es) {
-    case 1: return permute_typed<1>(k, maps, b, in, out, plan);
-    case 2: return permute_typed<2>(k, maps, b, in, out, plan);
-    case 4: return permute_typed<4>(k, maps, b, in, out, plan);
-    case 8: return permute_typed<8>(k, maps, b, in, out, plan);
-    case 16: return permute_typed<16>(k, maps, b, in, out, plan);
-    default: throw Error(ErrorKind::usage, "unsupported element size " + std::to_string(es));
-  }
+  inplace::with_elem_size(es, [&](auto sz) { permute_typed<decltype(sz)::value>(k, maps, b, in, out, plan); });
 }
 
 void run_plain(InplaceMatrix& whole, InplaceStage::Kind k, const BandPlan& plan) {

@@ -11,6 +11,7 @@
 #include "gtranspose/error.hpp"
 #include "gtranspose/rect_maps.hpp"
 #include "gtranspose/sizes.hpp"
+#include "inplace/steps.hpp"
 
 namespace gt::inplace {
 namespace {
@@ -18,11 +19,6 @@ namespace {
 using u64 = std::uint64_t;
 
 using rect::Maps;
-
-template <std::size_t S>
-struct Elem {
-  unsigned char b[S];
-};
 
 template <std::size_t S>
 void run_typed(unsigned char* data, const Maps& mp, const GeneralRun& run) {
@@ -35,36 +31,31 @@ void run_typed(unsigned char* data, const Maps& mp, const GeneralRun& run) {
   for (auto& s : scratch) s.reset(new E[std::size_t(per_thread)]);
   auto& pool = cpu::ThreadPool::shared();
 
-  // Steps 1 and 3: bands of `band` columns, each gathered into a column-major
-  // block of the thread's scratch and written back row by row.
-  auto columns = [&](auto&& from_row, auto&& from_col) {
+  // Steps 1 and 3: bands of `band` columns, each gathered into the thread's
+  // scratch (m rows of the band's width) and written back row by row.
+  auto columns = [&](bool rotate) {
     const u64 bands = (n + band - 1) / band;
     pool.run(threads, [&](int w) {
       E* tmp = scratch[std::size_t(w)].get();
-      std::vector<u64> cols(static_cast<std::size_t>(band));
+      std::vector<u64> shift(static_cast<std::size_t>(band));
       for (u64 q = u64(w); q < bands; q += u64(threads)) {
-        const u64 j0 = q * band, j1 = std::min(n, j0 + band), wdt = j1 - j0;
-        for (u64 j = 0; j < wdt; ++j) cols[j] = from_col(j0 + j);
-        for (u64 i = 0; i < m; ++i) {
-          const u64 ri = from_row(i);
-          for (u64 j = 0; j < wdt; ++j) tmp[j * m + i] = d[((ri + cols[j]) % m) * n + j0 + j];
-        }
-        for (u64 i = 0; i < m; ++i)
-          for (u64 j = 0; j < wdt; ++j) d[i * n + j0 + j] = tmp[j * m + i];
+        const u64 j0 = q * band, wdt = std::min(n, j0 + band) - j0;
+        gather_columns(mp, rotate, j0, wdt, d + j0, n, tmp, wdt, shift.data());
+        for (u64 i = 0; i < m; ++i) std::memcpy(d + i * n + j0, tmp + i * wdt, std::size_t(wdt) * S);
       }
     });
   };
 
-  if (mp.c > 1) columns([](u64 i) { return i; }, [&](u64 j) { return rect::rotation_col(mp, j); });
+  if (mp.c > 1) columns(true);
   pool.run(threads, [&](int w) {
     E* tmp = scratch[std::size_t(w)].get();
     for (u64 i = u64(w); i < m; i += u64(threads)) {
       E* row = d + i * n;
-      for (u64 j = 0; j < n; ++j) tmp[j] = row[rect::shuffle(mp, i, j)];
+      shuffle_row(mp, i, row, tmp);
       std::memcpy(row, tmp, std::size_t(n) * S);
     }
   });
-  columns([&](u64 i) { return rect::permuted_row(mp, i); }, [&](u64 j) { return j % m; });
+  columns(false);
 }
 
 }  // namespace
@@ -96,14 +87,7 @@ void transpose_general(void* data, std::uint64_t rows, std::uint64_t cols, std::
   if (rows == 0 || cols == 0) return;
   const Maps mp = rect::make_maps(rows, cols);
   auto* p = static_cast<unsigned char*>(data);
-  switch (es) {
-    case 1: return run_typed<1>(p, mp, run);
-    case 2: return run_typed<2>(p, mp, run);
-    case 4: return run_typed<4>(p, mp, run);
-    case 8: return run_typed<8>(p, mp, run);
-    case 16: return run_typed<16>(p, mp, run);
-    default: throw Error(ErrorKind::usage, "unsupported element size " + std::to_string(es));
-  }
+  with_elem_size(es, [&](auto sz) { run_typed<decltype(sz)::value>(p, mp, run); });
 }
 
 }  // namespace gt::inplace

@@ -1,0 +1,71 @@
+// The gcd decomposition's steps (gtranspose/rect_maps.hpp) on one row or a
+// band of columns held in memory: shared by host memory in place
+// (general.cpp, which moves them through per-thread scratch) and files in
+// place (bands.cpp, which moves a band from one buffer into another). The
+// kernels' copy of these loops is kernels/inplace_rect.cu.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "gtranspose/error.hpp"
+#include "gtranspose/rect_maps.hpp"
+
+namespace gt::inplace {
+
+// An element of S bytes, moved whole.
+template <std::size_t S>
+struct Elem {
+  unsigned char b[S];
+};
+
+// f(std::integral_constant<std::size_t, S>{}) for an element size S of 1, 2,
+// 4, 8 or 16; any other is refused.
+template <class F>
+void with_elem_size(std::size_t es, F&& f) {
+  switch (es) {
+    case 1: return f(std::integral_constant<std::size_t, 1>{});
+    case 2: return f(std::integral_constant<std::size_t, 2>{});
+    case 4: return f(std::integral_constant<std::size_t, 4>{});
+    case 8: return f(std::integral_constant<std::size_t, 8>{});
+    case 16: return f(std::integral_constant<std::size_t, 16>{});
+    default: throw Error(ErrorKind::usage, "unsupported element size " + std::to_string(es));
+  }
+}
+
+// Step 2 on row i: out[j] = row[shuffle(i, j)] for its mp.n elements.
+template <class E>
+void shuffle_row(const rect::Maps& mp, std::uint64_t i, const E* row, E* out) {
+  rect::ShuffleIter it(mp, i, 0, 1);
+  for (std::uint64_t j = 0; j < mp.n; ++j, it.advance(mp)) out[j] = row[it.value(mp)];
+}
+
+// Step 1 (rotate) or 3 on columns c0 .. c0 + w - 1, all mp.m rows:
+// to[i * ld_to + jj] = from[((R(i) + C(c0 + jj)) mod m) * ld_from + jj], with
+// `from` and `to` at column c0. `shift`: scratch for w column shifts. A row of
+// the band at a time, so each source row's few cache lines serve all w
+// columns while they are cached.
+template <class E>
+void gather_columns(const rect::Maps& mp, bool rotate, std::uint64_t c0, std::uint64_t w, const E* from,
+                    std::uint64_t ld_from, E* to, std::uint64_t ld_to, std::uint64_t* shift) {
+  const std::uint64_t m = mp.m;
+  for (std::uint64_t jj = 0; jj < w; ++jj) shift[jj] = rect::col_shift(mp, rotate, c0 + jj);
+  rect::RotIter rot(mp, 0, 1);
+  rect::PermIter perm(mp, 0, 1);
+  for (std::uint64_t i = 0; i < m; ++i) {
+    const std::uint64_t ri = rotate ? rot.value(mp) : perm.value(mp);
+    E* dst = to + i * ld_to;
+    for (std::uint64_t jj = 0; jj < w; ++jj) {
+      std::uint64_t r = ri + shift[jj];  // both below m
+      if (r >= m) r -= m;
+      dst[jj] = from[r * ld_from + jj];
+    }
+    if (rotate)
+      rot.advance(mp);
+    else
+      perm.advance(mp);
+  }
+}
+
+}  // namespace gt::inplace

@@ -21,26 +21,12 @@
 #include <algorithm>
 #include <vector>
 
-#include "engine/cpu/thread_pool.hpp"
 #include "inplace/bands.hpp"
 #include "inplace/journal_internal.hpp"
 
 namespace gt::journal_impl {
 
 namespace {
-
-// ChunkedHash's digest of n contiguous bytes, its chunks hashed on several threads.
-std::uint64_t digest(const unsigned char* p, std::uint64_t n, int threads) {
-  const std::uint64_t chunks = (n + kHashChunk - 1) / kHashChunk;
-  std::vector<std::uint64_t> sums(std::size_t(chunks), 0);
-  const int t = int(std::max<std::uint64_t>(1, std::min<std::uint64_t>(std::uint64_t(std::max(1, threads)), chunks)));
-  cpu::ThreadPool::shared().run(t, [&](int w) {
-    for (std::uint64_t c = std::uint64_t(w); c < chunks; c += std::uint64_t(t))
-      sums[std::size_t(c)] = journal_detail::hash_bytes(p + c * kHashChunk,
-                                                        std::size_t(std::min(kHashChunk, n - c * kHashChunk)));
-  });
-  return sum_of_sums(sums);
-}
 
 // Band b in pieces of at most max_bytes, in the order its bytes lie in the
 // journal (row-major): fn(r0, c0, h, w, offset in the band's data). Whole
@@ -100,8 +86,8 @@ void Journal::band_step(InplaceMatrix& whole, const BandPlan& plan) {
     rec.bytes = bytes;
     timed(band_permute_secs_, [&] {
       bands::permute_band(k, maps, b, was, now, es, plan);
-      rec.a_sum = digest(was, bytes, plan.threads);
-      rec.data_sum = digest(now, bytes, plan.threads);
+      rec.a_sum = chunked_digest(was, bytes, plan.threads);
+      rec.data_sum = chunked_digest(now, bytes, plan.threads);
     });
     // A general shape's journal starts here, after its buffers and its first
     // band's read: a failure before leaves no journal behind.

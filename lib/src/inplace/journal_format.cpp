@@ -1,9 +1,10 @@
-// The journal's on-disk header (journal_internal.hpp).
+// The journal's on-disk header and its checksums of data (journal_internal.hpp).
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "engine/cpu/thread_pool.hpp"
 #include "inplace/journal_internal.hpp"
 
 namespace gt::journal_impl {
@@ -29,6 +30,18 @@ std::optional<HeaderPrefix> valid_prefix(const unsigned char* slot, std::size_t 
 
 std::uint64_t sum_of_sums(const std::vector<std::uint64_t>& sums) {
   return journal_detail::hash_bytes(sums.data(), sums.size() * sizeof(std::uint64_t));
+}
+
+std::uint64_t chunked_digest(const unsigned char* p, std::uint64_t n, int threads) {
+  const std::uint64_t chunks = (n + kHashChunk - 1) / kHashChunk;
+  std::vector<std::uint64_t> sums(std::size_t(chunks), 0);
+  const int t = int(std::max<std::uint64_t>(1, std::min<std::uint64_t>(std::uint64_t(std::max(1, threads)), chunks)));
+  cpu::ThreadPool::shared().run(t, [&](int w) {
+    for (std::uint64_t c = std::uint64_t(w); c < chunks; c += std::uint64_t(t))
+      sums[std::size_t(c)] = journal_detail::hash_bytes(p + c * kHashChunk,
+                                                        std::size_t(std::min(kHashChunk, n - c * kHashChunk)));
+  });
+  return sum_of_sums(sums);
 }
 
 std::string shape_text(std::uint64_t n) { return std::to_string(n) + "x" + std::to_string(n); }

@@ -156,6 +156,9 @@ class ChunkedHash {
   std::uint64_t fill_ = 0;
   std::vector<std::uint64_t> sums_;
 };
+// ChunkedHash's digest of n contiguous bytes, its chunks hashed on up to
+// `threads` threads.
+std::uint64_t chunked_digest(const unsigned char* p, std::uint64_t n, int threads);
 
 // --- identity (identity.cpp) ----------------------------------------------------
 

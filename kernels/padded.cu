@@ -19,6 +19,7 @@
 #include "detail/element_tile.cuh"
 #include "detail/families.hpp"
 #include "detail/super.cuh"
+#include "detail/tma_tile.cuh"
 #include "gtranspose/kernel_tuning.hpp"
 
 namespace gt::kernels::detail {
@@ -310,6 +311,26 @@ void launch_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream)
                                                              static_cast<unsigned char*>(out), d, ntr, ntc);
 }
 
+// Rows not 16-byte aligned on the TMA path (detail/tma_tile.cuh): its tiles,
+// then the strips it leaves to the skinny kernel (the first tile row, the
+// last rows, the columns right of the last full tile). False, with nothing
+// launched, where the path does not apply (see launch_tma_tiles).
+template <class P>
+bool launch_tma(const void* in, void* out, const Dims& d, std::uint64_t want, cudaStream_t stream) {
+  TmaPlan plan;
+  if (!launch_tma_tiles<P>(in, out, d, plan, stream)) return false;
+  constexpr std::size_t S = P::S;
+  const auto* i = static_cast<const unsigned char*>(in);
+  auto* o = static_cast<unsigned char*>(out);
+  launch_skinny<S>(i, o, Dims{std::uint64_t(P::TR), plan.c_full, d.ld_in, d.ld_out}, true, want, stream);
+  launch_skinny<S>(i + plan.r_tail * d.ld_in * S, o + plan.r_tail * S,
+                   Dims{d.rows - plan.r_tail, plan.c_full, d.ld_in, d.ld_out}, true, want, stream);
+  if (plan.c_full < d.cols)
+    launch_skinny<S>(i + plan.c_full * S, o + plan.c_full * d.ld_out * S,
+                     Dims{d.rows, d.cols - plan.c_full, d.ld_in, d.ld_out}, true, want, stream);
+  return true;
+}
+
 template <class C>
 bool skinny_for(const Dims& d) {
   return d.rows < std::uint64_t(C::TR) || d.cols < std::uint64_t(C::TC);
@@ -321,8 +342,12 @@ bool skinny_for(const Dims& d) {
 // the compile-time element tile (detail/element_full.cuh), or with
 // ELEM_TILE = false the general one of the skinny kernel. NARROW = false
 // keeps narrow matrices on the skinny tile path. The tuning variants set
-// these to compare the paths in one run.
-template <class Cfg, bool NARROW = true, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg>
+// these to compare the paths in one run. TmaP (a TmaCfg; only the tuning
+// variants pass one): rows not 16-byte aligned take the TMA path first
+// wherever it applies (the device and the binary have it, two tile rows and
+// a tile column).
+template <class Cfg, bool NARROW = true, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg,
+          class TmaP = void>
 void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   require(padded_info(), in, out, p);
   const Dims d = resolve(p, Kind::transpose);
@@ -353,6 +378,12 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     else if (few(Cfg{}, 1) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream);
     else launch_tiles<Cfg, false>(in, out, d, stream);
   } else if constexpr (MISALIGNED_PATH && can_misalign_v<MisCfg>) {
+    if constexpr (!std::is_void_v<TmaP>) {
+      if (launch_tma<TmaP>(in, out, d, want, stream)) {
+        GT_CUDA_LAUNCHED("padded");
+        return;
+      }
+    }
     if constexpr (Cfg::S <= 8) {
       using E = typename PaddedTunings<Cfg::S>::ElemTile;
       // Fewer than eight per SM: medium matrices too (run 60: 2022x4644
@@ -385,6 +416,10 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
 
 template <>
 struct PaddedTunings<1> {
+  // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
+  // tuning variant only, slower than Mis at every odd shape measured (runs
+  // 88-93, docs/PERF.md).
+  using Tma = TmaCfg<1, 128, 256, 4, 0>;
   // Rows not 16-byte aligned: the misaligned tile path (run 45, H100,
   // 2026-11-23: 12345x6789 41.2% vs 32.2% on the element path; 16383x16385
   // 42.5% vs 31.4%), on 512-thread tiles (run 57: 55.6% and 55.9% vs 41.4%
@@ -410,6 +445,10 @@ struct PaddedTunings<1> {
 };
 template <>
 struct PaddedTunings<2> {
+  // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
+  // tuning variant only, slower than Mis at every odd shape measured (runs
+  // 88-93, docs/PERF.md).
+  using Tma = TmaCfg<2, 128, 256, 4, 0>;
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 12345x6789
   // 51.5% vs 32.6%; 16383x16385 50.2% vs 32.1%), on 128x128-half tiles of
   // 512 threads (run 57: 71.9% and 69.9% vs 51.5% and 50.0% for the aligned
@@ -430,6 +469,10 @@ struct PaddedTunings<2> {
 };
 template <>
 struct PaddedTunings<4> {
+  // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
+  // tuning variant only, slower than Mis at every odd shape measured (runs
+  // 88-93, docs/PERF.md).
+  using Tma = TmaCfg<4, 128, 256, 4, 0>;
   // Rows not 16-byte aligned: the misaligned tile path on tall 128x32-float
   // tiles (run 58: 12345x6789 81.3%, 16383x16385 77.2%, 6789x12345 91.2%;
   // 64x64 tiles 74.2%, 71.0%, 83.7%; run 57: the compile-time element tile
@@ -454,6 +497,10 @@ struct PaddedTunings<4> {
 };
 template <>
 struct PaddedTunings<8> {
+  // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
+  // tuning variant only, slower than Mis at every odd shape measured (runs
+  // 88-93, docs/PERF.md).
+  using Tma = TmaCfg<8, 128, 256, 4, 0>;
   // Rows not 16-byte aligned: the misaligned tile path on 64x32-double tiles
   // (run 57: 12345x6789 87.9%, 16383x16385 83.0%; the compile-time element
   // tile 86.4% and 81.3%, the general element path 84.0% and 79.5%, the
@@ -475,6 +522,7 @@ struct PaddedTunings<8> {
 };
 template <>
 struct PaddedTunings<16> {
+  using Tma = void;
   // 16-byte elements keep every row 16-byte aligned: no misaligned path.
   static constexpr bool kMisalignedTile = false;
   // 32x32 16-byte elements per tile (the classic 32x33 tile, 16-byte
@@ -529,6 +577,22 @@ std::vector<Variant> padded_variants() {
                  launch_cfg<D, true, false, true>});
     v.push_back({base + "-old-element", params + ", rows not 16-byte aligned on the general element path", false,
                  launch_cfg<D, true, false, false>});
+    // The misaligned tile path with the default's Mis tiles (what the
+    // default takes for large matrices), and the TMA path from one full tile
+    // up.
+    v.push_back({base + "-misaligned-tiles", params + ", rows not 16-byte aligned on the misaligned tile path (" +
+                                                 cfg_params<typename Tn::Mis>() + "), no TMA",
+                 false, launch_cfg<D, true, true, true, typename Tn::Mis>});
+    const auto tma = [&](auto c) {
+      using P = decltype(c);
+      v.push_back({"padded-misaligned-tma-" + std::to_string(P::TR) + "x" + std::to_string(P::TC) + "-" +
+                       std::to_string(P::THREADS) + "t-" + std::to_string(P::NS) + "s",
+                   params + ", rows not 16-byte aligned on the TMA path: tiles of " +
+                       std::to_string(P::TR) + "x" + std::to_string(P::TC) + " elements, " +
+                       std::to_string(P::THREADS) + " threads, " + std::to_string(P::NS) + " input stages",
+                   false, launch_cfg<D, true, true, true, typename Tn::Mis, P>});
+    };
+    tma(typename Tn::Tma{});
   }
   return v;
 }

@@ -10,7 +10,8 @@
 // and the variants that take the other paths for misaligned rows (the tile
 // path, the compile-time element tile of detail/element_full.cuh, the
 // general element path), so every path stays bit-exact whichever the tuning
-// picks.
+// picks. The TMA path (detail/tma_tile.cuh) runs through its variants
+// (padded-misaligned-tma-*), which take it from one full tile up.
 #include <gtest/gtest.h>
 
 #include <cinttypes>
@@ -118,6 +119,16 @@ std::vector<Case> out_of_place_cases() {
     // not the small matrices' tiling, take it: every size's Tunings::Mis.
     v.push_back({es, 5003, 4099, 0, 0, 1, 0});
     v.push_back({es, 4099, 5003, 3, 1, 0, 1});
+  }
+  // The TMA path's row groups: one side aligned (a group of one row), rows
+  // whose length is 2 mod 4 elements (groups of two 4-byte rows), and
+  // matrices just past a whole number of its tiles.
+  for (std::size_t es : {1, 2, 4, 8}) {
+    v.push_back({es, 1024, 1027, 0, 0, 0, 0});
+    v.push_back({es, 1027, 1024, 0, 0, 0, 0});
+    v.push_back({es, 1031, 1026, 0, 0, 0, 0});
+    v.push_back({es, 1026, 1031, 2, 0, 1, 2});
+    v.push_back({es, 257, 129, 0, 0, 0, 0});
   }
   // 1- and 2-byte Mis tiles are 512x128 and 256x128 elements: eight per SM
   // and more takes a larger matrix.

@@ -68,6 +68,25 @@ __device__ __forceinline__ TileIdx linear_tile(std::uint64_t b, std::uint64_t nt
   return {q, b - q * ntc};
 }
 
+// Block index -> tile in groups of g tile rows: within a group, the g tiles
+// of one tile column come one after another, then the next column. Blocks
+// that run at the same time then cover g tile rows and fewer columns, so
+// the output rows they write get g adjacent segments (longer runs, and the
+// partial 32-byte sectors where segments meet are completed while still in
+// L2) at the cost of shorter runs per input row. g = 1 is linear_tile. The
+// last group holds ntr mod g tile rows.
+__device__ __forceinline__ TileIdx grouped_tile(std::uint64_t b, std::uint64_t ntr, std::uint64_t ntc,
+                                                std::uint32_t g) {
+  if (g <= 1) return linear_tile(b, ntc);
+  const std::uint64_t full = ntr / g * g;  // tile rows in whole groups
+  if (b < full * ntc) {
+    const std::uint64_t span = std::uint64_t(g) * ntc, grp = b / span, w = b - grp * span;
+    return {grp * g + w % g, w / g};
+  }
+  const std::uint64_t rest = ntr - full, w = b - full * ntc;
+  return {full + w % rest, w / rest};
+}
+
 // One dimension of grid for `blocks` units of work; kernels loop
 // (grid-stride) when there are more units than blocks, so any count works.
 inline unsigned grid_1d(std::uint64_t blocks) {

@@ -31,10 +31,11 @@
 // segments would start before the output row), the rows from V above the
 // last full tile row down, and the columns right of the last full tile.
 //
-// Measured (runs 88-93, H100, docs/PERF.md): bit-exact, but slower than the
-// misaligned tile path at every odd shape tried (4 bytes 66-68% of a copy
-// against 78-82%; 1 byte 48-55% against 58-72%), so `padded` keeps the tile
-// path and this runs as the tuning variants padded-misaligned-tma-*. Nsight
+// Measured (runs 88-97, H100, docs/PERF.md): bit-exact, but slower than the
+// misaligned tile path at every odd shape tried (run 97, both in tile
+// columns' order: 4 bytes 65.5-72.1% of a copy against 84.2-86.6%; 1 byte
+// 47.4-65.4% against 59.4-70.2%), so `padded` keeps the tile path and this
+// runs as the tuning variants padded-misaligned-tma-*. Nsight
 // (runs 89 and 91, 4 bytes, 16383 x 16385): L2 served TMA 1.45x the
 // matrix's bytes (what 64-byte requests would cost: a 144-byte box row spans
 // three), DRAM read 1.31 GB against the tile path's 1.09 GB, and both kernels
@@ -73,6 +74,10 @@ struct TmaCfg {
   static_assert(WORDS % THREADS == 0 && THREADS % NW == 0, "whole output rows per step of the threads");
   static_assert(XSTEP % V == 0, "a thread's output rows keep one phase (x mod V_out)");
 };
+
+// Tiles in groups of this many tile rows (grouped_tile): all of one tile
+// column first, as the misaligned tile path (padded.cu, kMisalignedGroup).
+constexpr std::uint32_t kTmaGroup = 4096;
 
 // Tile geometry for one launch.
 struct TmaGeom {
@@ -175,7 +180,7 @@ __global__ void __launch_bounds__(P::BLOCK)
       for (std::uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x, ++i) {
         const int s = int(i % P::NS);
         if (i >= std::uint32_t(P::NS)) mbar_wait(smem_u32(&empty[s]), (i / P::NS - 1) & 1u);
-        const TileIdx ti = linear_tile(t, g.ntc);
+        const TileIdx ti = grouped_tile(t, g.ntr, g.ntc, kTmaGroup);
         const int r0 = int(ti.r + 1) * P::TR, c0 = int(ti.c) * P::TC;
         const std::uint32_t bar = smem_u32(&full[s]), dst = smem_u32(base + s * P::STAGE);
         mbar_expect_tx(bar, P::BYTES);
@@ -204,7 +209,7 @@ __global__ void __launch_bounds__(P::BLOCK)
   std::uint32_t i = 0;
   for (std::uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x, ++i) {
     const int s = int(i % P::NS);
-    const TileIdx ti = linear_tile(t, g.ntc);
+    const TileIdx ti = grouped_tile(t, g.ntr, g.ntc, kTmaGroup);
     const std::uint64_t r0 = (ti.r + 1) * P::TR, c0 = ti.c * P::TC;
     // Word w0 of output row c0 + x0: 16-byte aligned by the choice of d.
     unsigned char* o = out + (c0 + x0) * g.ld_out_bytes + (r0 - d + V * w0) * S;

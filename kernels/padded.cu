@@ -29,7 +29,7 @@ namespace {
 // element path. Rows 16-byte aligned (the launcher checks), or, with
 // MISALIGNED, at any element-aligned offset (super.cuh: MisalignedRead,
 // store16_any).
-template <class Cfg, bool MISALIGNED>
+template <class Cfg, bool MISALIGNED, bool GROUPED = MISALIGNED>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     padded_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
                   std::uint64_t ntc, std::uint32_t group) {
@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   for (std::uint64_t b = blockIdx.x; b < ntiles; b += gridDim.x) {
     // Misaligned rows in groups of tile rows (kMisalignedGroup); aligned
     // rows with tile columns fastest, their code as before run 95.
-    const TileIdx t = MISALIGNED ? grouped_tile(b, ntr, ntc, group) : linear_tile(b, ntc);
+    const TileIdx t = GROUPED ? grouped_tile(b, ntr, ntc, group) : linear_tile(b, ntc);
     const std::uint64_t r0 = t.r * Cfg::TR, c0 = t.c * Cfg::TC;
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
       TileRegs<Cfg> regs;
@@ -303,10 +303,10 @@ void launch_skinny(const void* in, void* out, const Dims& d, bool skinny, std::u
 template <std::size_t S>
 struct PaddedTunings;
 
-template <class C, bool MISALIGNED>
+template <class C, bool MISALIGNED, bool GROUPED = MISALIGNED>
 void launch_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group = 1) {
   const std::uint64_t ntr = ceil_div(d.rows, C::TR), ntc = ceil_div(d.cols, C::TC);
-  auto kernel = padded_kernel<C, MISALIGNED>;
+  auto kernel = padded_kernel<C, MISALIGNED, GROUPED>;
   if (C::SMEM > kDefaultSmem)
     GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::SMEM)));
   kernel<<<grid_1d(ntr * ntc), C::THREADS, C::SMEM, stream>>>(static_cast<const unsigned char*>(in),
@@ -350,6 +350,27 @@ bool skinny_for(const Dims& d) {
 // groups of 4-16 tile rows cost them 0.4-2 points).
 constexpr std::uint32_t kMisalignedGroup = 4096;
 
+// Aligned rows take the same groups where a row's bytes (either side) are
+// not a multiple of 64: then output segments meet inside 32-byte sectors or
+// 64-byte DRAM bursts, as misaligned ones do. Run 102 (H100, % of a copy,
+// same process, linear -> grouped): f32 17844x13636 82.8 -> 91.6 (cublasSgeam
+// 89.9 in run 101), 13764x14416 83.8 -> 92.4, 11292x9712 85.9 -> 92.8; f64
+// 4490x16078 82.5 -> 94.0, 17122x17420 81.9 -> 91.6; f16 12344x6792 98.4 ->
+// 105.8. Rows that are multiples of 64 bytes keep tile columns fastest
+// (grouped: f32 17856x13696 96.3 -> 95.6, f64 17152x17408 97.0 -> 95.8,
+// 16384x16384 97.3 both), and so do 16-byte elements (c128 16384x4096 97.6
+// -> 91.9). ORDER: 0 this rule, 1 always linear, 2 always grouped (tuning).
+template <std::size_t S, int ORDER>
+bool grouped_aligned(const Dims& d) {
+  if constexpr (S >= 16 || ORDER == 1) return false;
+  else if constexpr (ORDER == 2) return true;
+  else return (d.ld_in * S) % 64 != 0 || (d.ld_out * S) % 64 != 0;
+}
+template <class Cfg>
+void launch_grouped_aligned(const void* in, void* out, const Dims& d, cudaStream_t stream) {
+  if constexpr (Cfg::S < 16) launch_tiles<Cfg, false, true>(in, out, d, stream, kMisalignedGroup);
+}
+
 // Rows 16-byte aligned take Cfg's tiles. Rows that are not take MisCfg's
 // tiles on the misaligned tile path (its best tiling differs from the
 // aligned one: run 57), or with MISALIGNED_PATH = false an element path:
@@ -361,7 +382,7 @@ constexpr std::uint32_t kMisalignedGroup = 4096;
 // wherever it applies (the device and the binary have it, two tile rows and
 // a tile column).
 template <class Cfg, bool NARROW = true, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg,
-          class TmaP = void, std::uint32_t GROUP = kMisalignedGroup>
+          class TmaP = void, std::uint32_t GROUP = kMisalignedGroup, int ALIGNED_ORDER = 0>
 void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   require(padded_info(), in, out, p);
   const Dims d = resolve(p, Kind::transpose);
@@ -390,6 +411,7 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
   } else if (vec16_ok(in, out, d, Cfg::S)) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else if (few(Cfg{}, 1) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream);
+    else if (grouped_aligned<Cfg::S, ALIGNED_ORDER>(d)) launch_grouped_aligned<Cfg>(in, out, d, stream);
     else launch_tiles<Cfg, false>(in, out, d, stream);
   } else if constexpr (MISALIGNED_PATH && can_misalign_v<MisCfg>) {
     if constexpr (!std::is_void_v<TmaP>) {
@@ -606,6 +628,12 @@ std::vector<Variant> padded_variants() {
                    false, launch_cfg<D, true, true, true, typename Tn::Mis, P>});
     };
     tma(typename Tn::Tma{});
+  }
+  if constexpr (S < 16) {
+    v.push_back({base + "-aligned-linear", params + ", aligned rows always with tile columns fastest", false,
+                 launch_cfg<D, true, mis, true, typename Tn::Mis, void, kMisalignedGroup, 1>});
+    v.push_back({base + "-aligned-grouped", params + ", aligned rows always in groups of tile rows", false,
+                 launch_cfg<D, true, mis, true, typename Tn::Mis, void, kMisalignedGroup, 2>});
   }
   return v;
 }

@@ -11,7 +11,8 @@
 // path, the compile-time element tile of detail/element_full.cuh, the
 // general element path), so every path stays bit-exact whichever the tuning
 // picks. The TMA path (detail/tma_tile.cuh) runs through its variants
-// (padded-misaligned-tma-*), which take it from one full tile up.
+// (padded-misaligned-tma-*), and aligned rows in either tile order through
+// -aligned-linear and -aligned-grouped.
 #include <gtest/gtest.h>
 
 #include <cinttypes>
@@ -99,7 +100,7 @@ void run(const Case& c, bool inplace) {
   run_one(c, inplace, name, gt::kernels::find(name)->launch);
   for (const auto& v : gt::kernels::tuning_variants(name, c.elem))
     if (v.name.find("misaligned") != std::string::npos || v.name.find("-elem") != std::string::npos ||
-        v.name.find("-old-element") != std::string::npos)
+        v.name.find("-old-element") != std::string::npos || v.name.find("-aligned-") != std::string::npos)
       run_one(c, inplace, v.name, v.launch);
 }
 
@@ -130,6 +131,12 @@ std::vector<Case> out_of_place_cases() {
     v.push_back({es, 1026, 1031, 2, 0, 1, 2});
     v.push_back({es, 257, 129, 0, 0, 0, 0});
   }
+  // Aligned rows whose bytes are not a multiple of 64 (either side), with
+  // enough tiles to take the grouped order (grouped_aligned in padded.cu).
+  v.push_back({4, 4100, 4108, 0, 0, 0, 0});
+  v.push_back({8, 2050, 2054, 0, 0, 0, 0});
+  v.push_back({2, 8200, 8200, 0, 0, 0, 0});
+  v.push_back({1, 16400, 16400, 0, 0, 0, 0});
   // 1- and 2-byte Mis tiles are 512x128 and 256x128 elements: eight per SM
   // and more takes a larger matrix.
   for (std::size_t es : {1, 2}) v.push_back({es, 16385, 8195, 0, 0, 1, 0});

@@ -356,10 +356,13 @@ constexpr std::uint32_t kMisalignedGroup = 4096;
 // same process, linear -> grouped): f32 17844x13636 82.8 -> 91.6 (cublasSgeam
 // 89.9 in run 101), 13764x14416 83.8 -> 92.4, 11292x9712 85.9 -> 92.8; f64
 // 4490x16078 82.5 -> 94.0, 17122x17420 81.9 -> 91.6; f16 12344x6792 98.4 ->
-// 105.8. Rows that are multiples of 64 bytes keep tile columns fastest
-// (grouped: f32 17856x13696 96.3 -> 95.6, f64 17152x17408 97.0 -> 95.8,
-// 16384x16384 97.3 both), and so do 16-byte elements (c128 16384x4096 97.6
-// -> 91.9). ORDER: 0 this rule, 1 always linear, 2 always grouped (tuning).
+// 105.8. Rows that are multiples of 64 bytes keep tile columns fastest,
+// the order their tilings were chosen in; there the groups measured mixed
+// (f32 17856x13696 96.3 -> 95.6, f64 17152x17408 97.0 -> 95.8, 16384x16384
+// 97.3 both; but f32 8192x32768 96.5 -> 97.4, f16 16384x32768 96.3 -> 96.9,
+// u8 16384x65536 95.4 -> 96.8). 16-byte elements keep it too (c128
+// 16384x4096 97.6 -> 91.9). ORDER: 0 this rule, 1 always linear, 2 always
+// grouped (the tuning variants).
 template <std::size_t S, int ORDER>
 bool grouped_aligned(const Dims& d) {
   if constexpr (S >= 16 || ORDER == 1) return false;

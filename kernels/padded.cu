@@ -464,9 +464,12 @@ struct PaddedTunings<1> {
   // 42.5% vs 31.4%), on 512-thread tiles (run 57: 55.6% and 55.9% vs 41.4%
   // and 42.4% for the aligned default's 256; the compile-time element tile
   // 42.2% and 36.9%). Run 59: 512x128-byte tiles, 60.9% and 57.6% vs 55.4%
-  // and 56.2% for 256x256.
+  // and 56.2% for 256x256. Run 104, in groups of tile rows (kMisalignedGroup):
+  // 256x128-byte tiles, 512 threads, two blocks per SM (63 registers, no
+  // spills): 76.1 / 70.7 / 71.5% at 12345x6789 / 16383x16385 / 16383x32769
+  // against 63.8 / 59.3 / 60.4 for 512x128 (115 registers, one block).
   static constexpr bool kMisalignedTile = true;
-  using Mis = SuperCfg<1, 128, 32, 512, 1, false, false, false>;
+  using Mis = SuperCfg<1, 64, 32, 512, 2, false, false, false>;
   using Small = SuperCfg<1, 16, 16, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<1, 64, 64, 256>;
   // 256x128 bytes per tile: run 1 (H100, 2026-11-22) 88.9% vs 87.3% for
@@ -491,9 +494,13 @@ struct PaddedTunings<2> {
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 12345x6789
   // 51.5% vs 32.6%; 16383x16385 50.2% vs 32.1%), on 128x128-half tiles of
   // 512 threads (run 57: 71.9% and 69.9% vs 51.5% and 50.0% for the aligned
-  // default's tiles; the element tile 49.3% and 46.3%).
+  // default's tiles; the element tile 49.3% and 46.3%). Run 104, in groups
+  // of tile rows (kMisalignedGroup): 128x128-half tiles, 512 threads, two
+  // blocks per SM (64 registers, no spills): 83.1 / 81.7 / 81.6% at 12345x6789
+  // / 16383x16385 / 16383x32769 against 77.0 / 75.5 / 75.6 for 256x128 (127
+  // registers, one block).
   static constexpr bool kMisalignedTile = true;
-  using Mis = SuperCfg<2, 128, 32, 512, 1, false, false, false>;
+  using Mis = SuperCfg<2, 64, 32, 512, 2, false, false, false>;
   using Small = SuperCfg<2, 16, 16, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<2, 64, 64, 256>;
   // 128x128 halves per tile, A lanes along, B lanes down: run 3, 97.2% vs

@@ -137,7 +137,7 @@ std::vector<Case> out_of_place_cases() {
   v.push_back({8, 2050, 2054, 0, 0, 0, 0});
   v.push_back({2, 8200, 8200, 0, 0, 0, 0});
   v.push_back({1, 16400, 16400, 0, 0, 0, 0});
-  // 1- and 2-byte Mis tiles are 512x128 and 256x128 elements: eight per SM
+  // 1- and 2-byte Mis tiles are 256x128 and 128x128 elements: eight per SM
   // and more takes a larger matrix.
   for (std::size_t es : {1, 2}) v.push_back({es, 16385, 8195, 0, 0, 1, 0});
   return v;

@@ -457,7 +457,7 @@ template <>
 struct PaddedTunings<1> {
   // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
   // tuning variant only, slower than Mis at every odd shape measured (runs
-  // 88-93, docs/PERF.md).
+  // 88-97, docs/PERF.md).
   using Tma = TmaCfg<1, 128, 256, 4, 0>;
   // Rows not 16-byte aligned: the misaligned tile path (run 45, H100,
   // 2026-11-23: 12345x6789 41.2% vs 32.2% on the element path; 16383x16385
@@ -489,7 +489,7 @@ template <>
 struct PaddedTunings<2> {
   // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
   // tuning variant only, slower than Mis at every odd shape measured (runs
-  // 88-93, docs/PERF.md).
+  // 88-97, docs/PERF.md).
   using Tma = TmaCfg<2, 128, 256, 4, 0>;
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 12345x6789
   // 51.5% vs 32.6%; 16383x16385 50.2% vs 32.1%), on 128x128-half tiles of
@@ -517,7 +517,7 @@ template <>
 struct PaddedTunings<4> {
   // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
   // tuning variant only, slower than Mis at every odd shape measured (runs
-  // 88-93, docs/PERF.md).
+  // 88-97, docs/PERF.md).
   using Tma = TmaCfg<4, 128, 256, 4, 0>;
   // Rows not 16-byte aligned: the misaligned tile path on tall 128x32-float
   // tiles (run 58: 12345x6789 81.3%, 16383x16385 77.2%, 6789x12345 91.2%;
@@ -545,7 +545,7 @@ template <>
 struct PaddedTunings<8> {
   // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
   // tuning variant only, slower than Mis at every odd shape measured (runs
-  // 88-93, docs/PERF.md).
+  // 88-97, docs/PERF.md).
   using Tma = TmaCfg<8, 128, 256, 4, 0>;
   // Rows not 16-byte aligned: the misaligned tile path on 64x32-double tiles
   // (run 57: 12345x6789 87.9%, 16383x16385 83.0%; the compile-time element

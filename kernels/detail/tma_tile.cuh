@@ -32,8 +32,8 @@
 // last full tile row down, and the columns right of the last full tile.
 //
 // Measured (runs 88-97, H100, docs/PERF.md): bit-exact, but slower than the
-// misaligned tile path at every odd shape tried (run 97, both in tile
-// columns' order: 4 bytes 65.5-72.1% of a copy against 84.2-86.6%; 1 byte
+// misaligned tile path at every odd shape tried (run 97, both in groups of
+// tile rows: 4 bytes 65.5-72.1% of a copy against 84.2-86.6%; 1 byte
 // 47.4-65.4% against 59.4-70.2%), so `padded` keeps the tile path and this
 // runs as the tuning variants padded-misaligned-tma-*. Nsight
 // (runs 89 and 91, 4 bytes, 16383 x 16385): L2 served TMA 1.45x the

@@ -239,13 +239,7 @@ void launch_narrow(const void* in, void* out, const Dims& d, cudaStream_t stream
 // matrices get smaller tiles rather than a grid that leaves SMs idle (run
 // 58: 1692x13 f32 in 3 blocks of 585 rows ran 59.8% of a copy where
 // cublasSgeam ran 110%; 228x2861 bytes in 21 blocks 11.8%).
-inline std::uint64_t busy_blocks() {
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0)
-    sms = 132;
-  return 2 * std::uint64_t(sms);
-}
+inline std::uint64_t busy_blocks() { return 2 * std::uint64_t(sm_count()); }
 
 // The largest multiple of `unit` (at least `unit`) that is at most `cap` and
 // at most what splits `extent` into `blocks` pieces.
@@ -369,10 +363,6 @@ bool grouped_aligned(const Dims& d) {
   else if constexpr (ORDER == 2) return true;
   else return (d.ld_in * S) % 64 != 0 || (d.ld_out * S) % 64 != 0;
 }
-template <class Cfg>
-void launch_grouped_aligned(const void* in, void* out, const Dims& d, cudaStream_t stream) {
-  if constexpr (Cfg::S < 16) launch_tiles<Cfg, false, true>(in, out, d, stream, kMisalignedGroup);
-}
 
 // Rows 16-byte aligned take Cfg's tiles. Rows that are not take MisCfg's
 // tiles on the misaligned tile path (its best tiling differs from the
@@ -414,7 +404,8 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
   } else if (vec16_ok(in, out, d, Cfg::S)) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else if (few(Cfg{}, 1) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream);
-    else if (grouped_aligned<Cfg::S, ALIGNED_ORDER>(d)) launch_grouped_aligned<Cfg>(in, out, d, stream);
+    else if (grouped_aligned<Cfg::S, ALIGNED_ORDER>(d))
+      launch_tiles<Cfg, false, (Cfg::S < 16)>(in, out, d, stream, kMisalignedGroup);
     else launch_tiles<Cfg, false>(in, out, d, stream);
   } else if constexpr (MISALIGNED_PATH && can_misalign_v<MisCfg>) {
     if constexpr (!std::is_void_v<TmaP>) {
@@ -458,7 +449,7 @@ struct PaddedTunings<1> {
   // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
   // tuning variant only, slower than Mis at every odd shape measured (runs
   // 88-97, docs/PERF.md).
-  using Tma = TmaCfg<1, 128, 256, 4, 0>;
+  using Tma = TmaCfg<1, 128, 256, 4>;
   // Rows not 16-byte aligned: the misaligned tile path (run 45, H100,
   // 2026-11-23: 12345x6789 41.2% vs 32.2% on the element path; 16383x16385
   // 42.5% vs 31.4%), on 512-thread tiles (run 57: 55.6% and 55.9% vs 41.4%
@@ -490,7 +481,7 @@ struct PaddedTunings<2> {
   // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
   // tuning variant only, slower than Mis at every odd shape measured (runs
   // 88-97, docs/PERF.md).
-  using Tma = TmaCfg<2, 128, 256, 4, 0>;
+  using Tma = TmaCfg<2, 128, 256, 4>;
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 12345x6789
   // 51.5% vs 32.6%; 16383x16385 50.2% vs 32.1%), on 128x128-half tiles of
   // 512 threads (run 57: 71.9% and 69.9% vs 51.5% and 50.0% for the aligned
@@ -518,7 +509,7 @@ struct PaddedTunings<4> {
   // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
   // tuning variant only, slower than Mis at every odd shape measured (runs
   // 88-97, docs/PERF.md).
-  using Tma = TmaCfg<4, 128, 256, 4, 0>;
+  using Tma = TmaCfg<4, 128, 256, 4>;
   // Rows not 16-byte aligned: the misaligned tile path on tall 128x32-float
   // tiles (run 58: 12345x6789 81.3%, 16383x16385 77.2%, 6789x12345 91.2%;
   // 64x64 tiles 74.2%, 71.0%, 83.7%; run 57: the compile-time element tile
@@ -546,7 +537,7 @@ struct PaddedTunings<8> {
   // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
   // tuning variant only, slower than Mis at every odd shape measured (runs
   // 88-97, docs/PERF.md).
-  using Tma = TmaCfg<8, 128, 256, 4, 0>;
+  using Tma = TmaCfg<8, 128, 256, 4>;
   // Rows not 16-byte aligned: the misaligned tile path on 64x32-double tiles
   // (run 57: 12345x6789 87.9%, 16383x16385 83.0%; the compile-time element
   // tile 86.4% and 81.3%, the general element path 84.0% and 79.5%, the
@@ -628,16 +619,15 @@ std::vector<Variant> padded_variants() {
     v.push_back({base + "-misaligned-linear", params + ", rows not 16-byte aligned on the misaligned tile path (" +
                                                   cfg_params<typename Tn::Mis>() + "), tile columns fastest",
                  false, launch_cfg<D, true, true, true, typename Tn::Mis, void, 1>});
-    const auto tma = [&](auto c) {
-      using P = decltype(c);
+    {
+      using P = typename Tn::Tma;
       v.push_back({"padded-misaligned-tma-" + std::to_string(P::TR) + "x" + std::to_string(P::TC) + "-" +
                        std::to_string(P::THREADS) + "t-" + std::to_string(P::NS) + "s",
-                   params + ", rows not 16-byte aligned on the TMA path: tiles of " +
-                       std::to_string(P::TR) + "x" + std::to_string(P::TC) + " elements, " +
-                       std::to_string(P::THREADS) + " threads, " + std::to_string(P::NS) + " input stages",
+                   params + ", rows not 16-byte aligned on the TMA path: tiles of " + std::to_string(P::TR) + "x" +
+                       std::to_string(P::TC) + " elements, " + std::to_string(P::THREADS) + " threads, " +
+                       std::to_string(P::NS) + " input stages",
                    false, launch_cfg<D, true, true, true, typename Tn::Mis, P>});
-    };
-    tma(typename Tn::Tma{});
+    }
   }
   if constexpr (S < 16) {
     v.push_back({base + "-aligned-linear", params + ", aligned rows always with tile columns fastest", false,

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "gtranspose/cuda_check.hpp"
+#include "gtranspose/elem_size.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/kernels.hpp"
 
@@ -87,6 +88,18 @@ __device__ __forceinline__ TileIdx grouped_tile(std::uint64_t b, std::uint64_t n
   return {full + w % rest, w / rest};
 }
 
+// SMs of the current device (132, an H100's, where the query fails: it only
+// sizes grids, never decides correctness).
+inline int sm_count() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0) {
+    (void)cudaGetLastError();
+    sms = 132;
+  }
+  return sms;
+}
+
 // One dimension of grid for `blocks` units of work; kernels loop
 // (grid-stride) when there are more units than blocks, so any count works.
 inline unsigned grid_1d(std::uint64_t blocks) {
@@ -94,20 +107,8 @@ inline unsigned grid_1d(std::uint64_t blocks) {
   return unsigned(blocks < kMax ? blocks : kMax);
 }
 
-// Calls f(std::integral_constant<size_t, S>{}) for the run-time element size,
-// so each kernel is written once as a template on S.
-template <class F>
-decltype(auto) with_elem_size(std::size_t s, F&& f) {
-  switch (s) {
-    case 1: return f(std::integral_constant<std::size_t, 1>{});
-    case 2: return f(std::integral_constant<std::size_t, 2>{});
-    case 4: return f(std::integral_constant<std::size_t, 4>{});
-    case 8: return f(std::integral_constant<std::size_t, 8>{});
-    case 16: return f(std::integral_constant<std::size_t, 16>{});
-    default:
-      throw Error(ErrorKind::usage, "element size " + std::to_string(s) + " is not one of 1, 2, 4, 8, 16");
-  }
-}
+// Each kernel is written once as a template on the element size S and
+// reached through gt::with_elem_size (gtranspose/elem_size.hpp).
 
 // What a kernel family needs checked beyond the shared rules.
 struct Limits {

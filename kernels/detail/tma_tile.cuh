@@ -48,14 +48,15 @@
 
 namespace gt::kernels::detail {
 
-// A tiling for the TMA path: TR x TC elements per tile (TC * S = TCB bytes),
+// A tiling for the TMA path: TR x TC elements per tile (TC * S = 128 bytes),
 // THREADS threads that gather and store, plus one warp that issues the
-// loads, NS input stages, L2 promotion L2P (the tensor map's
-// CUtensorMapL2promotion: 0 none, 1 64 B, 2 128 B, 3 256 B).
-template <std::size_t S_, int TR_, int THREADS_, int NS_, int L2P_ = 0, int TCB_ = 128>
+// loads, NS input stages. (Runs 90-92 also tried L2 promotion of 256 bytes,
+// 3-7 points slower, and 256- and 512-byte-wide tiles, 57.7-61.0% for f32
+// against 66.7-68.5%: docs/PERF.md.)
+template <std::size_t S_, int TR_, int THREADS_, int NS_>
 struct TmaCfg {
   static constexpr std::size_t S = S_;
-  static constexpr int TR = TR_, TC = int(TCB_ / S), THREADS = THREADS_, NS = NS_, L2P = L2P_;
+  static constexpr int TR = TR_, TC = int(128 / S), THREADS = THREADS_, NS = NS_;
   static constexpr int BLOCK = THREADS + 32;         // with the loading warp
   static constexpr int V = int(16 / S);              // elements per 16-byte word
   static constexpr int W = TC + V;                   // box width, elements: one word more than the tile
@@ -372,7 +373,7 @@ bool launch_tma_tiles(const void* in, void* out, const Dims& d, TmaPlan& plan, c
   if (tensor_map_encoder()(&tin, tma_type<S>(), 2,
                            const_cast<unsigned char*>(static_cast<const unsigned char*>(in)) - ei * S, dims, strides,
                            box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                           CUtensorMapL2promotion(P::L2P), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+                           CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
     return false;
   TmaGeom g{};
   g.ntr = std::uint32_t(ntr);
@@ -384,11 +385,7 @@ bool launch_tma_tiles(const void* in, void* out, const Dims& d, TmaPlan& plan, c
   g.o16 = std::uint32_t(oa % 16);
   g.ld_out_bytes = d.ld_out * S;
   g.zero = 0;
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0)
-    sms = 132;
-  const std::uint64_t slots = std::uint64_t(info.per_sm) * std::uint64_t(sms);
+  const std::uint64_t slots = std::uint64_t(info.per_sm) * std::uint64_t(sm_count());
   const unsigned grid = unsigned(ntr * ntc < slots ? ntr * ntc : slots);
   padded_tma_kernel<P><<<grid, P::BLOCK, P::SMEM, stream>>>(tin, static_cast<unsigned char*>(out), g);
   plan.r_tail = rows_tiled * P::TR - P::V;

@@ -66,7 +66,7 @@ std::vector<InplaceStage> general_stages(const InplaceShape& shape) {
 void permute_band(InplaceStage::Kind k, const rect::Maps& maps, const Band& b, const unsigned char* in,
                   unsigned char* out, std::size_t es, const BandPlan& plan) {
   if (!is_band_stage(k)) throw Error(ErrorKind::internal, "permute_band: not a band stage");
-  inplace::with_elem_size(es, [&](auto sz) { permute_typed<decltype(sz)::value>(k, maps, b, in, out, plan); });
+  with_elem_size(es, [&](auto sz) { permute_typed<decltype(sz)::value>(k, maps, b, in, out, plan); });
 }
 
 void run_plain(InplaceMatrix& whole, InplaceStage::Kind k, const BandPlan& plan) {

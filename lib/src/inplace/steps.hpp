@@ -1,15 +1,15 @@
 // The gcd decomposition's steps (gtranspose/rect_maps.hpp) on one row or a
 // band of columns held in memory: shared by host memory in place
 // (general.cpp, which moves them through per-thread scratch) and files in
-// place (bands.cpp, which moves a band from one buffer into another). The
-// kernels' copy of these loops is kernels/inplace_rect.cu.
+// place (bands.cpp, which moves a band from one buffer into another), each
+// reaching the typed loops through gt::with_elem_size (gtranspose/
+// elem_size.hpp, the kernels' dispatch too). The kernels' copy of these
+// loops is kernels/inplace_rect.cu.
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <string>
-#include <type_traits>
 
-#include "gtranspose/error.hpp"
+#include "gtranspose/elem_size.hpp"
 #include "gtranspose/rect_maps.hpp"
 
 namespace gt::inplace {
@@ -19,20 +19,6 @@ template <std::size_t S>
 struct Elem {
   unsigned char b[S];
 };
-
-// f(std::integral_constant<std::size_t, S>{}) for an element size S of 1, 2,
-// 4, 8 or 16; any other is refused.
-template <class F>
-void with_elem_size(std::size_t es, F&& f) {
-  switch (es) {
-    case 1: return f(std::integral_constant<std::size_t, 1>{});
-    case 2: return f(std::integral_constant<std::size_t, 2>{});
-    case 4: return f(std::integral_constant<std::size_t, 4>{});
-    case 8: return f(std::integral_constant<std::size_t, 8>{});
-    case 16: return f(std::integral_constant<std::size_t, 16>{});
-    default: throw Error(ErrorKind::usage, "unsupported element size " + std::to_string(es));
-  }
-}
 
 // Step 2 on row i: out[j] = row[shuffle(i, j)] for its mp.n elements.
 template <class E>

@@ -49,7 +49,7 @@ void refuse_inapplicable(const CLI::App& app, Mode mode) {
   };
   static const Rule kRules[] = {
       {"--in-place", true, false, false}, {"--resume", true, false, false},   {"--format", true, false, false},
-      {"--tile", true, false, false},     {"--chunk", true, false, false},    {"--host-mem", true, false, true},
+      {"--tile", true, false, true},      {"--chunk", true, false, false},    {"--host-mem", true, false, true},
       {"--device-mem", true, false, true}, {"--streams", true, false, true},  {"--threads", true, true, false},
       {"--reps", false, true, true},      {"--warmup", false, true, true},    {"--seed", false, true, true},
       {"--no-peers", false, true, false}, {"--sweep", false, true, false},    {"--host-modes", false, false, true},
@@ -217,6 +217,7 @@ int main(int argc, char** argv) {
       b.device_mem = device_bytes;
       b.host_mem = host_bytes;
       b.streams = streams;
+      b.tile_elems = tile_elems;
       b.host_modes = modes;
       bool root = true;  // under mpirun, every rank runs it on its GPU at once; rank 0 prints
       gt::BenchResult r = gt::tool::run_host_bench_launched(b, &root);

@@ -30,6 +30,8 @@
 // core: the copy teams and the CUDA engine's staged copies (team_read,
 // team_write), which run only under CUDA and are tested here on the host.
 #include "core/team.hpp"
+// core: the streaming-store copy that stages pageable host memory.
+#include "core/stream_copy.hpp"
 
 // bench: the median every bench reports.
 #include "bench/stats.hpp"

@@ -101,7 +101,7 @@ TEST(Options, ThoseThatCannotApplyAreRefused) {
   expect_error(gtranspose({"--bench", "--engine", "cpu", "--sweep"}), 2, "drop --sweep");
   expect_error(gtranspose({"--bench", "--engine", "cpu", "--host-mem", "8M"}), 2,
                "--host-mem applies to a transpose and --bench-host only, not to --bench");
-  expect_error(gtranspose({"--bench", "--engine", "cpu", "--tile", "4K"}), 2, "--tile applies to a transpose only");
+  expect_error(gtranspose({"--bench", "--engine", "cpu", "--tile", "4K"}), 2, "--tile applies to a transpose and --bench-host only");
   expect_error(gtranspose({in, out, "--host-modes", "pinned"}), 2, "--host-modes applies to --bench-host only");
   expect_error(gtranspose({"--bench-host", "--threads", "2"}), 2, "--threads applies to a transpose and --bench only");
   EXPECT_EQ(d.entries(), (std::vector<std::string>{"a.npy", "sq.npy"}));

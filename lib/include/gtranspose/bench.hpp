@@ -34,6 +34,7 @@ struct BenchOptions {
   std::uint64_t device_mem = 0;  // the engine's device budget (0: its default)
   std::uint64_t host_mem = 0;    // its staging budget (0: its default)
   int streams = 0;               // its lanes (0: its default)
+  std::uint64_t tile_elems = 0;  // its cap on elements per tile (0: the plan's choice)
   // Which runs: any of "pinned", "pageable", "inplace-pinned", "inplace-pageable".
   std::vector<std::string> host_modes{"pinned", "pageable"};
 };

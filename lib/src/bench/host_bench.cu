@@ -150,6 +150,7 @@ BenchResult run_host_bench(const BenchOptions& opts) {
     ro.device_mem = opts.device_mem;
     ro.host_mem = opts.host_mem;
     ro.streams = opts.streams;
+    ro.tile_elems = opts.tile_elems;
     ro.kernel = opts.kernel == "all" ? "auto" : opts.kernel;
     const HostMemoryKind kin = pin_in ? HostMemoryKind::pinned : HostMemoryKind::pageable;
     const HostMemoryKind kout = pin_out ? HostMemoryKind::pinned : HostMemoryKind::pageable;

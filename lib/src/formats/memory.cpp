@@ -5,11 +5,16 @@
 // thread's memcpy is far below what the memory bus gives several).
 #include "gtranspose/memory.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
+#include "core/stream_copy.hpp"
 #include "formats/plain_io.hpp"
 #include "gtranspose/error.hpp"
+#include "gtranspose/plan.hpp"
 #include "gtranspose/sizes.hpp"
 
 namespace gt {
@@ -25,18 +30,44 @@ std::uint64_t host_matrix_span(const HostMatrix& m) {
 namespace fmt {
 namespace {
 
+int machine_cores() {
+  static const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  return cores;
+}
+
+// GT_STAGING_STORES=plain: plain stores whatever the plan says, a measurement
+// switch (plan.hpp, kStreamingMinCores) so that one machine times both kinds.
+bool streaming_allowed() {
+  static const bool allowed = [] {
+    const char* e = std::getenv("GT_STAGING_STORES");
+    return !(e && std::string(e) == "plain");
+  }();
+  return allowed;
+}
+
 // Copies an h x w rectangle of es-byte elements between two row-major
-// layouts (leading dimensions in elements): one memcpy when both are
-// contiguous, else one per row.
+// layouts (leading dimensions in elements): one copy when both are
+// contiguous, else one per row; with streaming stores where the plan says
+// (plan_streaming_copy), fenced before the caller hands the bytes on.
 void copy_rect(unsigned char* dst, std::uint64_t ldd, const unsigned char* src, std::uint64_t lds, std::uint64_t h,
                std::uint64_t w, std::size_t es) {
   if (h == 0 || w == 0) return;
   const std::size_t row = std::size_t(w * es);
-  if (ldd == w && lds == w) {
-    std::memcpy(dst, src, std::size_t(h) * row);
+  const bool contiguous = ldd == w && lds == w;
+  const std::uint64_t bytes = h * row;
+  if (!streaming_allowed() || !plan_streaming_copy(contiguous ? bytes : row, bytes, machine_cores())) {
+    if (contiguous) {
+      std::memcpy(dst, src, std::size_t(bytes));
+      return;
+    }
+    for (std::uint64_t i = 0; i < h; ++i) std::memcpy(dst + i * ldd * es, src + i * lds * es, row);
     return;
   }
-  for (std::uint64_t i = 0; i < h; ++i) std::memcpy(dst + i * ldd * es, src + i * lds * es, row);
+  if (contiguous)
+    stream_copy(dst, src, std::size_t(bytes));
+  else
+    for (std::uint64_t i = 0; i < h; ++i) stream_copy(dst + i * ldd * es, src + i * lds * es, row);
+  stream_fence();
 }
 
 ByteOrder native_order(std::size_t es) {

@@ -512,6 +512,10 @@ int plan_prefault_threads(std::uint64_t bytes, int cores) {
   return int(std::clamp<std::uint64_t>(bytes / per_thread, 1, std::uint64_t(std::max(1, cores))));
 }
 
+bool plan_streaming_copy(std::uint64_t row_bytes, std::uint64_t bytes, int cores) {
+  return cores >= kStreamingMinCores && row_bytes >= kStreamingMinRowBytes && bytes >= kStreamingMinBytes;
+}
+
 // Looked up tile by tile, a source's chunks cost two HDF5 calls each under
 // the library's lock, the lock the output's stores hold: on the 16-core
 // machine the reader queued behind them. One pass before the first store

@@ -303,6 +303,15 @@ TEST(RunPlan, PrefaultThreads) {
   EXPECT_EQ(plan_prefault_threads(4 * GiB, 0), 1);
 }
 
+TEST(RunPlan, StreamingCopies) {
+  // Streaming stores where many cores share the bus, for long rows and large copies only.
+  EXPECT_TRUE(plan_streaming_copy(16384, 64 * MiB, 16));
+  EXPECT_TRUE(plan_streaming_copy(kStreamingMinRowBytes, kStreamingMinBytes, kStreamingMinCores));
+  EXPECT_FALSE(plan_streaming_copy(16384, 64 * MiB, 2));
+  EXPECT_FALSE(plan_streaming_copy(kStreamingMinRowBytes - 1, 64 * MiB, 16));
+  EXPECT_FALSE(plan_streaming_copy(16384, kStreamingMinBytes - 1, 16));
+}
+
 TEST(RunPlan, CudaInPlaceJournaledAndPlain) {
   PlanRequest r = request(RunMode::in_place, {46336, 46336}, 4, 16 * GiB);
   r.in = side(true);

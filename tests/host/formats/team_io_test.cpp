@@ -25,6 +25,26 @@
 namespace gt {
 namespace {
 
+// stream_copy: every head alignment of the target, source offsets, lengths
+// around the 64-byte lines, each byte copied and nothing beside the range
+// touched (guards of a poison byte on both sides).
+TEST(StreamCopy, EveryAlignmentAndLengthBitExact) {
+  std::vector<unsigned char> src(5000), dst(5200);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
+  for (std::size_t n : {0, 1, 15, 16, 63, 64, 65, 127, 128, 129, 191, 200, 1000, 4097}) {
+    for (std::size_t doff = 0; doff < 64; ++doff) {
+      for (std::size_t soff : {0, 1, 3, 8, 17}) {
+        std::fill(dst.begin(), dst.end(), 0xA5);
+        stream_copy(dst.data() + 64 + doff, src.data() + soff, n);
+        stream_fence();
+        ASSERT_EQ(std::memcmp(dst.data() + 64 + doff, src.data() + soff, n), 0) << n << " " << doff << " " << soff;
+        for (std::size_t i = 0; i < 64 + doff; ++i) ASSERT_EQ(dst[i], 0xA5) << "before, " << n << " " << doff;
+        for (std::size_t i = 64 + doff + n; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xA5) << "after, " << n << " " << doff;
+      }
+    }
+  }
+}
+
 TEST(Team, BandsCoverEveryUnitOnceAndDifferByAtMostOne) {
   for (std::uint64_t count : {0ull, 1ull, 2ull, 7ull, 64ull, 1001ull}) {
     for (int parts = 1; parts <= 9; ++parts) {

@@ -100,7 +100,8 @@ void run(const Case& c, bool inplace) {
   run_one(c, inplace, name, gt::kernels::find(name)->launch);
   for (const auto& v : gt::kernels::tuning_variants(name, c.elem))
     if (v.name.find("misaligned") != std::string::npos || v.name.find("-elem") != std::string::npos ||
-        v.name.find("-old-element") != std::string::npos || v.name.find("-aligned-") != std::string::npos)
+        v.name.find("-old-element") != std::string::npos || v.name.find("-aligned-") != std::string::npos ||
+        v.name.find("-pairs-") != std::string::npos)
       run_one(c, inplace, v.name, v.launch);
 }
 
@@ -154,6 +155,10 @@ std::vector<Case> in_place_cases() {
   for (std::size_t es : {1, 2, 4, 8}) {
     v.push_back({es, 1024, 1024, 0, 0, 1, 0});   // aligned side, every row shifted by one element
     v.push_back({es, 1000, 1000, 3, 0, 0, 0});   // odd leading dimension
+    // More tiles a side than the largest block of pairs (the "-pairs-g16"
+    // variants), with a partial block at the edge: misaligned and aligned rows.
+    v.push_back({es, 4099, 4099, 0, 0, 1, 0});
+    v.push_back({es, 4100, 4100, 0, 0, 0, 0});
   }
   return v;
 }

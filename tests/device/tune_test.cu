@@ -260,6 +260,11 @@ TEST(DISABLED_Tune, Inplace) {
   for (const auto& ss : env_list("GT_TUNE_SIZES", "1,2,4,8,16")) {
     const std::size_t s = std::stoul(ss);
     const std::uint64_t n = s == 1 ? 32768 : s == 2 ? 23168 : s == 4 ? 16384 : s == 8 ? 11584 : 8192;
+    const auto sides = env_list("GT_TUNE_INPLACE_N", "");  // other sides instead, e.g. "16388,16385"
+    if (!sides.empty()) {
+      for (const auto& side : sides) tune_inplace(std::stoull(side), s, kernels, variants, reps);
+      continue;
+    }
     tune_inplace(n, s, kernels, variants, reps);
     tune_inplace(n + 1, s, kernels, variants && std::getenv("GT_TUNE_VARIANT_MATCH"), reps);
   }

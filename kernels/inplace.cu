@@ -252,7 +252,14 @@ struct InplaceTunings<1> {
   // conflict-free) and 93.8% with 1024 threads.
   using C0 = SuperCfg<1, 64, 64, 512, 1, false, false, false>;
   using Default = C0;
-  using Mis = SuperCfg<1, 32, 32, 256, 1, false, false, false>;
+  // Run 114 (pairs in blocks): two blocks an SM (122 registers, no spills)
+  // against one (146): 32769^2 41.0 -> 62.2%, 12345^2 47.6 -> 68.4%.
+  using Mis = SuperCfg<1, 32, 32, 256, 2, false, false, false>;
+  // Other tilings of the misaligned path, tried as "-mis-" variants (pairs
+  // in blocks). Run 114: the one-block tiling above 41.0 / 47.6%, 128
+  // threads at four blocks (spills) 26.8 / 32.3%, 64x64 bytes 45.2 / 45.6%.
+  using MisAlt = std::tuple<SuperCfg<1, 32, 32, 256, 1, false, false, false>, SuperCfg<1, 32, 32, 128, 4, false, false, false>,
+                            SuperCfg<1, 16, 16, 64, 8, false, false, false>>;
   using Alt = std::tuple<SuperCfg<1, 32, 32, 256, 1, false, false, false>, SuperCfg<1, 64, 64, 1024, 1, false, false, false>,
                          SuperCfg<1, 16, 16, 64, 1, false, false, false>>;
 };
@@ -265,7 +272,12 @@ struct InplaceTunings<2> {
   // 128x128 halves per tile, A along, B down: run 3, 94.9% vs 91.5%.
   using C0 = SuperCfg<2, 64, 32, 256, 1, false, false, false>;
   using Default = C0;
-  using Mis = SuperCfg<2, 64, 32, 512, 1, false, false, false>;
+  // Run 114 (pairs in blocks): 64x64 tiles, 128 threads, four blocks an SM
+  // (106 registers) against 128x128 at 512 threads: 23169^2 65.1 -> 70.4%,
+  // 12345^2 76.6 -> 78.8%. (128x128 at 256 threads, two blocks, spills:
+  // 53.9 / 63.8%.)
+  using Mis = SuperCfg<2, 32, 16, 128, 4, false, false, false>;
+  using MisAlt = std::tuple<SuperCfg<2, 64, 32, 512, 1, false, false, false>, SuperCfg<2, 64, 32, 256, 2, false, false, false>>;
   using Alt = std::tuple<SuperCfg<2, 64, 32, 256, 1, true, true, false>, SuperCfg<2, 64, 32, 512, 1, false, false, false>,
                          SuperCfg<2, 32, 16, 128, 1, false, false, false>, SuperCfg<2, 128, 64, 1024, 1, false, false, false>>;
 };
@@ -280,6 +292,9 @@ struct InplaceTunings<4> {
   using C0 = SuperCfg<4, 64, 16, 128, 1, false, false, false>;
   using Default = C0;
   using Mis = SuperCfg<4, 64, 16, 256, 1, false, false, false>;
+  // Run 114: two blocks an SM 76.9 / 87.7% (16385^2 / 12345^2), the same;
+  // 32x32 at 64 threads 68.7 / 77.4%.
+  using MisAlt = std::tuple<SuperCfg<4, 64, 16, 256, 2, false, false, false>, SuperCfg<4, 32, 8, 64, 8, false, false, false>>;
   using Alt = std::tuple<SuperCfg<4, 64, 16, 128, 1, false, true, false>, SuperCfg<4, 64, 16, 256, 1, false, false, false>,
                          SuperCfg<4, 128, 32, 512, 1, false, false, false>, SuperCfg<4, 32, 8, 64, 1, false, false, false>,
                          SuperCfg<4, 128, 32, 1024, 1, false, false, false>>;
@@ -295,6 +310,9 @@ struct InplaceTunings<8> {
   using C0 = SuperCfg<8, 32, 16, 128, 1, false, false, false>;
   using Default = C0;
   using Mis = C0;
+  // Run 114 (11585^2 / 12345^2): 82.1 / 83.1% and 81.6 / 82.0% against the
+  // default's 82.3 / 83.1%.
+  using MisAlt = std::tuple<SuperCfg<8, 32, 16, 128, 4, false, false, false>, SuperCfg<8, 32, 16, 256, 2, false, false, false>>;
   using Alt = std::tuple<SuperCfg<8, 32, 16, 128, 1, false, true, false>, SuperCfg<8, 64, 32, 256, 1, false, false, false>,
                          SuperCfg<8, 16, 8, 64, 1, false, false, false>, SuperCfg<8, 64, 32, 512, 1, false, false, false>,
                          SuperCfg<8, 32, 16, 256, 1, false, false, false>>;
@@ -306,6 +324,7 @@ struct InplaceTunings<16> {
   using C0 = SuperCfg<16, 32, 32, 256, 1, false, false, false>;
   using Default = C0;
   using Mis = C0;
+  using MisAlt = std::tuple<>;
   using Alt = std::tuple<SuperCfg<16, 32, 32, 128, 1, false, false, false>>;
 };
 
@@ -351,6 +370,15 @@ std::vector<Variant> inplace_variants() {
   grouped(std::integral_constant<unsigned, 4>{});
   grouped(std::integral_constant<unsigned, 8>{});
   grouped(std::integral_constant<unsigned, 16>{});
+  // Other tilings for misaligned rows (aligned rows keep the default's).
+  std::apply([&](auto... c) {
+    (v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-" +
+                      inplace_cfg_name<decltype(c)>().substr(std::string("inplace-tiled/").size()),
+                  inplace_cfg_params<typename Tn::Default>() + "; rows not 16-byte aligned: " +
+                      inplace_cfg_params<decltype(c)>() + ", pairs in blocks of 4x4",
+                  false, launch_inplace_cfg<typename Tn::Default, true, decltype(c), 0, kPartialSectorGroup>}),
+     ...);
+  }, typename Tn::MisAlt{});
   if constexpr (S < 16 && !mis)  // the misaligned tile path, where the element kernel is the default
     v.push_back({inplace_cfg_name<typename Tn::Default>() + "-misaligned-pairs-g4",
                  inplace_cfg_params<typename Tn::Default>() + ", rows not 16-byte aligned on the misaligned tile path, "

@@ -101,7 +101,7 @@ void run(const Case& c, bool inplace) {
   for (const auto& v : gt::kernels::tuning_variants(name, c.elem))
     if (v.name.find("misaligned") != std::string::npos || v.name.find("-elem") != std::string::npos ||
         v.name.find("-old-element") != std::string::npos || v.name.find("-aligned-") != std::string::npos ||
-        v.name.find("-pairs-") != std::string::npos)
+        v.name.find("-pairs-") != std::string::npos || v.name.find("-mis-") != std::string::npos)
       run_one(c, inplace, v.name, v.launch);
 }
 

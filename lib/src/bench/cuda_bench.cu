@@ -261,11 +261,16 @@ Shape shape_for(const kernels::KernelInfo& k, std::size_t es, Shape shape) {
   p.elem_size = es;
   if (k.supports(p, nullptr)) return shape;  // inplace-rect takes the rectangle itself
   // The largest square of no more elements, with its side rounded down to a
-  // multiple of 128 when it is that big: rows whose byte length is not a
-  // multiple of 16 take the kernels' element-wise path (PERF.md), and an
-  // in-place row should measure the path a user's aligned matrix takes.
+  // multiple of 128 when it is that big, so that an aligned rectangle's row
+  // measures the path a user's aligned square takes; one less (an odd side:
+  // rows not whole 16-byte words, or for 16-byte elements not whole 64-byte
+  // sectors) where a side of the rectangle is not a multiple of 128 either,
+  // so that the bench's odd row measures in place at an odd size too.
   std::uint64_t n = std::max<std::uint64_t>(1, isqrt(shape.elems()));
-  if (n >= 128) n -= n % 128;
+  if (n >= 128) {
+    n -= n % 128;
+    if (shape.rows % 128 != 0 || shape.cols % 128 != 0) n -= 1;
+  }
   return {n, n};
 }
 

@@ -266,8 +266,7 @@ struct InplaceTunings<1> {
 template <>
 struct InplaceTunings<2> {
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 23169^2
-  // 53.8% vs 49.2% on the element kernel), 512 threads a pair (run 63: 62.3%
-  // vs 53.7% with 256).
+  // 53.8% vs 49.2% on the element kernel), on the tiling `Mis` below.
   static constexpr bool kMisalignedTile = true;
   // 128x128 halves per tile, A along, B down: run 3, 94.9% vs 91.5%.
   using C0 = SuperCfg<2, 64, 32, 256, 1, false, false, false>;
@@ -275,7 +274,8 @@ struct InplaceTunings<2> {
   // Run 114 (pairs in blocks): 64x64 tiles, 128 threads, four blocks an SM
   // (106 registers) against 128x128 at 512 threads: 23169^2 65.1 -> 70.4%,
   // 12345^2 76.6 -> 78.8%. (128x128 at 256 threads, two blocks, spills:
-  // 53.9 / 63.8%.)
+  // 53.9 / 63.8%. In the plain order, run 63, 128x128 at 512 threads had
+  // beaten 256: 62.3% vs 53.7%.)
   using Mis = SuperCfg<2, 32, 16, 128, 4, false, false, false>;
   using MisAlt = std::tuple<SuperCfg<2, 64, 32, 512, 1, false, false, false>, SuperCfg<2, 64, 32, 256, 2, false, false, false>>;
   using Alt = std::tuple<SuperCfg<2, 64, 32, 256, 1, true, true, false>, SuperCfg<2, 64, 32, 512, 1, false, false, false>,
@@ -379,11 +379,6 @@ std::vector<Variant> inplace_variants() {
                   false, launch_inplace_cfg<typename Tn::Default, true, decltype(c), 0, kPartialSectorGroup>}),
      ...);
   }, typename Tn::MisAlt{});
-  if constexpr (S < 16 && !mis)  // the misaligned tile path, where the element kernel is the default
-    v.push_back({inplace_cfg_name<typename Tn::Default>() + "-misaligned-pairs-g4",
-                 inplace_cfg_params<typename Tn::Default>() + ", rows not 16-byte aligned on the misaligned tile path, "
-                                                              "its pairs in blocks of 4x4",
-                 false, launch_inplace_cfg<typename Tn::Default, true, typename Tn::Mis, 0, 4>});
   return v;
 }
 

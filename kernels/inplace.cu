@@ -187,8 +187,11 @@ void launch_inplace_tiles(void* a, const Dims& d, cudaStream_t stream) {
     launch_inplace_tiles<C, MISALIGNED, 0>(a, d, stream);
     return;
   }
-  const std::uint64_t nb = ceil_div(nt, GROUP ? GROUP : 1);
-  const std::uint64_t steps = GROUP ? nb * (nb + 1) / 2 * GROUP * GROUP : nt * (nt + 1) / 2;
+  std::uint64_t steps = nt * (nt + 1) / 2;  // pairs
+  if constexpr (GROUP > 0) {
+    const std::uint64_t nb = ceil_div(nt, GROUP);  // blocks of pairs a side
+    steps = nb * (nb + 1) / 2 * GROUP * GROUP;
+  }
   const std::size_t smem = 2 * C::SMEM;
   auto kernel = inplace_tiled_kernel<C, MISALIGNED, GROUP>;
   if (smem > 48 * 1024)
@@ -213,10 +216,10 @@ void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t st
   void* a = const_cast<void*>(in);
   constexpr bool mis = MISALIGNED_PATH && can_misalign_v<MisCfg>;
   if (vec16_ok(a, a, d, Cfg::S)) {
-    if (d.ld_in * Cfg::S % 64 != 0)
-      launch_inplace_tiles<Cfg, false, PARTIAL_GROUP>(a, d, stream);
-    else
+    if (whole_sectors(d.ld_in, Cfg::S))
       launch_inplace_tiles<Cfg, false, GROUP>(a, d, stream);
+    else
+      launch_inplace_tiles<Cfg, false, PARTIAL_GROUP>(a, d, stream);
   } else if (mis && d.rows >= std::uint64_t(MisCfg::TR)) {
     launch_inplace_tiles<MisCfg, mis, PARTIAL_GROUP>(a, d, stream);
   } else {

@@ -297,6 +297,13 @@ void launch_skinny(const void* in, void* out, const Dims& d, bool skinny, std::u
 template <std::size_t S>
 struct PaddedTunings;
 
+// The TMA path's tiling for rows not 16-byte aligned (detail/tma_tile.cuh),
+// the same at every element size: a tuning variant only
+// (padded-misaligned-tma-*), slower than each size's Mis at every odd shape
+// measured (runs 88-97, docs/PERF.md).
+template <std::size_t S>
+using TmaTiling = TmaCfg<S, 128, 256, 4>;
+
 template <class C, bool MISALIGNED, bool GROUPED = MISALIGNED>
 void launch_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group = 1) {
   const std::uint64_t ntr = ceil_div(d.rows, C::TR), ntc = ceil_div(d.cols, C::TC);
@@ -361,7 +368,7 @@ template <std::size_t S, int ORDER>
 bool grouped_aligned(const Dims& d) {
   if constexpr (S >= 16 || ORDER == 1) return false;
   else if constexpr (ORDER == 2) return true;
-  else return (d.ld_in * S) % 64 != 0 || (d.ld_out * S) % 64 != 0;
+  else return !whole_sectors(d.ld_in, S) || !whole_sectors(d.ld_out, S);
 }
 
 // Rows 16-byte aligned take Cfg's tiles. Rows that are not take MisCfg's
@@ -446,10 +453,6 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
 
 template <>
 struct PaddedTunings<1> {
-  // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
-  // tuning variant only, slower than Mis at every odd shape measured (runs
-  // 88-97, docs/PERF.md).
-  using Tma = TmaCfg<1, 128, 256, 4>;
   // Rows not 16-byte aligned: the misaligned tile path (run 45, H100,
   // 2026-11-23: 12345x6789 41.2% vs 32.2% on the element path; 16383x16385
   // 42.5% vs 31.4%), on 512-thread tiles (run 57: 55.6% and 55.9% vs 41.4%
@@ -478,10 +481,6 @@ struct PaddedTunings<1> {
 };
 template <>
 struct PaddedTunings<2> {
-  // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
-  // tuning variant only, slower than Mis at every odd shape measured (runs
-  // 88-97, docs/PERF.md).
-  using Tma = TmaCfg<2, 128, 256, 4>;
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 12345x6789
   // 51.5% vs 32.6%; 16383x16385 50.2% vs 32.1%), on 128x128-half tiles of
   // 512 threads (run 57: 71.9% and 69.9% vs 51.5% and 50.0% for the aligned
@@ -506,10 +505,6 @@ struct PaddedTunings<2> {
 };
 template <>
 struct PaddedTunings<4> {
-  // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
-  // tuning variant only, slower than Mis at every odd shape measured (runs
-  // 88-97, docs/PERF.md).
-  using Tma = TmaCfg<4, 128, 256, 4>;
   // Rows not 16-byte aligned: the misaligned tile path on tall 128x32-float
   // tiles (run 58: 12345x6789 81.3%, 16383x16385 77.2%, 6789x12345 91.2%;
   // 64x64 tiles 74.2%, 71.0%, 83.7%; run 57: the compile-time element tile
@@ -534,10 +529,6 @@ struct PaddedTunings<4> {
 };
 template <>
 struct PaddedTunings<8> {
-  // The TMA path for rows not 16-byte aligned (detail/tma_tile.cuh): a
-  // tuning variant only, slower than Mis at every odd shape measured (runs
-  // 88-97, docs/PERF.md).
-  using Tma = TmaCfg<8, 128, 256, 4>;
   // Rows not 16-byte aligned: the misaligned tile path on 64x32-double tiles
   // (run 57: 12345x6789 87.9%, 16383x16385 83.0%; the compile-time element
   // tile 86.4% and 81.3%, the general element path 84.0% and 79.5%, the
@@ -559,7 +550,6 @@ struct PaddedTunings<8> {
 };
 template <>
 struct PaddedTunings<16> {
-  using Tma = void;
   // 16-byte elements keep every row 16-byte aligned: no misaligned path.
   static constexpr bool kMisalignedTile = false;
   // 32x32 16-byte elements per tile (the classic 32x33 tile, 16-byte
@@ -620,7 +610,7 @@ std::vector<Variant> padded_variants() {
                                                   cfg_params<typename Tn::Mis>() + "), tile columns fastest",
                  false, launch_cfg<D, true, true, true, typename Tn::Mis, void, 1>});
     {
-      using P = typename Tn::Tma;
+      using P = TmaTiling<S>;
       v.push_back({"padded-misaligned-tma-" + std::to_string(P::TR) + "x" + std::to_string(P::TC) + "-" +
                        std::to_string(P::THREADS) + "t-" + std::to_string(P::NS) + "s",
                    params + ", rows not 16-byte aligned on the TMA path: tiles of " + std::to_string(P::TR) + "x" +

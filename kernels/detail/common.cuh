@@ -88,6 +88,12 @@ __device__ __forceinline__ TileIdx grouped_tile(std::uint64_t b, std::uint64_t n
   return {full + w % rest, w / rest};
 }
 
+// Whether rows of `ld` elements of S bytes are whole 64-byte sectors: the
+// tile kernels' rule for their tile order (padded's grouped_aligned,
+// inplace-tiled's kPartialSectorGroup), since segments of rows that are not
+// meet inside sectors that blocks running at once should complete in L2.
+inline bool whole_sectors(std::uint64_t ld, std::size_t S) { return ld * S % 64 == 0; }
+
 // SMs of the current device (132, an H100's, where the query fails: it only
 // sizes grids, never decides correctness).
 inline int sm_count() {

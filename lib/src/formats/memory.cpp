@@ -55,19 +55,18 @@ void copy_rect(unsigned char* dst, std::uint64_t ldd, const unsigned char* src, 
   const std::size_t row = std::size_t(w * es);
   const bool contiguous = ldd == w && lds == w;
   const std::uint64_t bytes = h * row;
-  if (!streaming_allowed() || !plan_streaming_copy(contiguous ? bytes : row, bytes, machine_cores())) {
-    if (contiguous) {
-      std::memcpy(dst, src, std::size_t(bytes));
-      return;
-    }
-    for (std::uint64_t i = 0; i < h; ++i) std::memcpy(dst + i * ldd * es, src + i * lds * es, row);
-    return;
-  }
+  const bool streaming = streaming_allowed() && plan_streaming_copy(contiguous ? bytes : row, bytes, machine_cores());
+  auto copy = [streaming](void* d, const void* s, std::size_t n) {
+    if (streaming)
+      stream_copy(d, s, n);
+    else
+      std::memcpy(d, s, n);
+  };
   if (contiguous)
-    stream_copy(dst, src, std::size_t(bytes));
+    copy(dst, src, std::size_t(bytes));
   else
-    for (std::uint64_t i = 0; i < h; ++i) stream_copy(dst + i * ldd * es, src + i * lds * es, row);
-  stream_fence();
+    for (std::uint64_t i = 0; i < h; ++i) copy(dst + i * ldd * es, src + i * lds * es, row);
+  if (streaming) stream_fence();
 }
 
 ByteOrder native_order(std::size_t es) {

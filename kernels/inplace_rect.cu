@@ -29,6 +29,8 @@
 // decomposition's row step 76-93% (32% for bytes), its rotation 53%, its
 // column permutation 37-52% (23% for bytes; 13-26% in gather form, run 76):
 // every row of a band is read and written 64 bytes at a time, rows apart.
+// Run 120: the permutation's bands 128 bytes wide (parts of any size, the
+// table's run in shared memory): 37-63% (bytes 37%).
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -53,8 +55,14 @@ constexpr unsigned kThreads = 512;
 // Shared memory per block: two blocks (1024 threads) fit an SM of 228 KiB.
 constexpr std::size_t kCap = 112 * 1024;
 constexpr unsigned kMaxCluster = 16;
-// A band step's target width per row (run 76: 32, 64 and 128 bytes measured).
+// A band step's target width per row: the rotation's (run 76: 32, 64 and
+// 128 bytes measured), and the permutation's, whose parts need not be powers
+// of two (run 120, % of a copy, column step alone, 64 -> 128 bytes: f32
+// 13001x20651 29.7 -> 47.1, 16383x16385 46.0 -> 52.8, f64 13001x10325 32.7 ->
+// 58.6, c128 6500x5163 55.7 -> 63.3; bytes 37.2 -> 33.4, so 64 for them).
 constexpr u64 kBandBytes = 64;
+constexpr u64 kPermuteBandBytes = 128;
+constexpr u64 kPermuteBandBytes1 = 64;
 // The steps, for the timing test's GT_TEST_RECT_STEPS.
 constexpr unsigned kStepRotate = 1, kStepRows = 2, kStepColumns = 4, kStepBlocks = 8, kStepCycles = 16;
 constexpr std::size_t kScratchMax = 64ull << 20;
@@ -159,8 +167,8 @@ struct BandArgs {
   rect::Maps32 mp32;     // mp in 32 bits (its m is exact on chip)
   u32 width = 1;         // W columns per band, a power of two <= kThreads
   unsigned wshift = 0;   // log2 W
-  u32 part = 0;          // rows per block of a cluster (a power of two); all rows without clusters
-  unsigned pshift = 0;
+  u32 part = 0;          // rows per block of a cluster (a power of two for the rotation); all rows without clusters
+  unsigned pshift = 0;   // log2 part (the rotation's)
   u64 nbands = 0;
 };
 
@@ -188,7 +196,7 @@ struct BandThread {
   u32 row0, count, tj, ti, rstep;
   __device__ BandThread(const Place<kCluster>& at, const BandArgs& g) {
     const u32 m = g.mp32.m;
-    row0 = kCluster ? at.rank << g.pshift : 0;
+    row0 = kCluster ? at.rank * g.part : 0;
     count = kCluster ? (row0 < m ? min(g.part, m - row0) : 0) : m;
     tj = threadIdx.x & (g.width - 1);
     ti = threadIdx.x >> g.wshift;
@@ -271,16 +279,28 @@ __global__ void __launch_bounds__(kThreads, 2) rotate_kernel(E* d, BandArgs g) {
 // a diagonal of the band, rows s..s+W-1 of its columns, and land in one
 // output row, W elements side by side: so the threads of a diagonal write
 // contiguous memory and read shared memory at a stride of W + 1 elements (no
-// bank conflicts). The cluster waits once per band, for every block to have
-// loaded it before any writes into it.
+// bank conflicts). A block's diagonals take a run of count + W - 1
+// consecutive t (mod m): that run of the table is loaded into shared memory
+// beside the band (band_table), so no write waits on a load from device
+// memory. Since no block reads another's rows, a cluster's parts need not be
+// powers of two: ceil(m / cluster) rows each, so that every block of a
+// cluster holds rows. The cluster waits once per band, for every block to
+// have loaded it before any writes into it.
+template <class E>
+__device__ __forceinline__ u32* band_table(E* s, u32 part, u32 W) {
+  const std::size_t off = (std::size_t(part) * W * sizeof(E) + 15) & ~std::size_t(15);
+  return reinterpret_cast<u32*>(reinterpret_cast<unsigned char*>(s) + off);
+}
+
 template <class E, bool kCluster>
 __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, const u32* __restrict__ rinv) {
   constexpr int U = unroll_of<sizeof(E)>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   E* s = reinterpret_cast<E*>(smem_raw);
+  u32* table = band_table(s, g.part, g.width);
   const Place<kCluster> at;
   const BandThread<kCluster> th(at, g);
-  const u32 m = g.mp32.m, W = g.width, rstep_m = th.rstep % m;
+  const u32 m = g.mp32.m, W = g.width;
   const u64 n = g.mp.n;
   // Diagonals x = 0 .. count + W - 2 of this block's rows: thread tj's
   // element of diagonal x is local row x + tj - (W - 1).
@@ -289,10 +309,13 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
     const u64 j0 = band << g.wshift, j = j0 + th.tj;
     const bool live = j < n;
     if (live) load_band<U>(s, d, n, j, th, W);
+    if (th.count) {
+      // t of diagonal x: (row0 - (j0 + W - 1) + x) mod m.
+      const u32 t0 = u32((u64(th.row0) + m - (j0 + W - 1) % m) % m);
+      for (u32 x = threadIdx.x; x < diagonals; x += kThreads) table[x] = rinv[(t0 + x) % m];  // t0 < m, x < m + kThreads
+    }
     barrier<kCluster>();
     if (live && th.count) {
-      // t of diagonal x: (row0 - (j0 + W - 1) + x) mod m.
-      u32 t = u32((u64(th.row0) + m - (j0 + W - 1) % m + th.ti % m) % m);
       E* col = d + j;
       for (u32 x0 = th.ti; x0 < diagonals; x0 += U * th.rstep) {
         E v[U];
@@ -300,14 +323,12 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
         bool ok[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-          const u32 x = x0 + u * th.rstep + th.tj;  // local row + W - 1
-          ok[u] = x >= W - 1 && x - (W - 1) < th.count;
+          const u32 x = x0 + u * th.rstep;  // this diagonal; the thread's local row + W - 1 is x + tj
+          ok[u] = x + th.tj >= W - 1 && x + th.tj - (W - 1) < th.count;
           if (ok[u]) {
-            to[u] = rinv[t];
-            v[u] = s[(x - (W - 1)) * W + th.tj];
+            to[u] = table[x];
+            v[u] = s[(x + th.tj - (W - 1)) * W + th.tj];
           }
-          t += rstep_m;
-          if (t >= m) t -= m;
         }
 #pragma unroll
         for (int u = 0; u < U; ++u)
@@ -530,8 +551,9 @@ u64 pow2_at_least(u64 v) {
 struct Gpu {
   int sms = 1;
   bool clusters = false;
-  u64 band_bytes = kBandBytes;
+  u64 band_bytes = 0;  // the target width per row: 0 for each step's own (kBandBytes, kPermuteBandBytes)
   unsigned steps = ~0u;  // which steps run (kStep*): all but in a timing test
+  bool pow2_parts = false;  // the permutation's parts as the rotation's (run 84's layout), for the timing test
 };
 
 Gpu gpu_of_current() {
@@ -546,6 +568,7 @@ Gpu gpu_of_current() {
   if (const char* e = std::getenv("GT_TEST_RECT_BAND_BYTES"); e && std::atoi(e) >= 8)
     g.band_bytes = u64(1) << log2_of(u64(std::atoi(e)));  // a power of two, as the bands' masks need
   if (const char* e = std::getenv("GT_TEST_RECT_STEPS"); e && *e) g.steps = unsigned(std::strtoul(e, nullptr, 0));
+  if (const char* e = std::getenv("GT_TEST_RECT_POW2_PARTS"); e && e[0] == '1') g.pow2_parts = true;
   return g;
 }
 
@@ -695,36 +718,60 @@ void row_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, L
 }
 
 // How a band step runs on chip: one block per band of `width` columns, or
-// clusters of `cluster` blocks; width 0 when neither holds a band.
+// clusters of `cluster` blocks of `part` rows each; width 0 when neither
+// holds a band.
 struct BandPlan {
   u64 width = 0;
   unsigned cluster = 1;
   u64 part = 0;
+  std::size_t smem = 0;  // a block's shared memory
 };
 
-BandPlan plan_band(u64 m, u64 n, std::size_t S, const Gpu& gpu) {
+// A block's shared memory for `rows` rows of a band `w` wide: the band, and
+// for the permutation its run of the table (rows + w - 1 entries, after the
+// band rounded up to 16 bytes; band_table).
+std::size_t band_smem(Band mode, u64 rows, u64 w, std::size_t S) {
+  const u64 band = rows * w * S;
+  if (mode == Band::rotate) return std::size_t(band);
+  return std::size_t(((band + 15) & ~u64(15)) + (rows + w - 1) * sizeof(std::uint32_t));
+}
+
+// The rotation's blocks read their neighbours' rows by rank and offset
+// (src >> pshift): its parts are powers of two. The permutation's blocks
+// read only their own: ceil(m / cluster) rows each, so a cluster holds no
+// idle block (run 84's 13001-row bands in clusters of 16 x 1024 rows left 3
+// blocks of 16 without rows) and a band fits a smaller cluster or a wider
+// band.
+BandPlan plan_band(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu) {
   const u64 wn = pow2_at_least(n);
+  const u64 target = gpu.band_bytes      ? gpu.band_bytes
+                     : mode == Band::rotate ? kBandBytes
+                     : S == 1               ? kPermuteBandBytes1
+                                            : kPermuteBandBytes;
+  const auto fits = [&](u64 rows, u64 w) { return band_smem(mode, rows, w, S) <= kCap; };
+  const auto lone = [&](u64 w) { return BandPlan{w, 1, m, band_smem(mode, m, w, S)}; };
   // One block per band where a band of the target width fits: the widest
   // power-of-two band it holds, no wider than the matrix (rounded up) or the block.
-  if (m * S <= kCap) {
-    const u64 w = std::min<u64>({u64(1) << log2_of(kCap / (m * S)), u64(kThreads), wn});
-    if (w * S >= gpu.band_bytes || w >= n || !gpu.clusters) return {w, 1, m};
+  if (fits(m, 1)) {
+    u64 w = std::min<u64>(u64(kThreads), wn);
+    while (w > 1 && !fits(m, w)) w /= 2;
+    if (w * S >= target || w >= n || !gpu.clusters) return lone(w);
   }
   // Else the widest band, from the target down to 8 bytes, that one block or
   // a cluster of up to 16 holds: wide bands read and write whole DRAM bursts
   // of each row (neighbouring bands, taken by neighbouring clusters at about
   // the same time, share what is left in L2).
-  for (u64 wb = gpu.band_bytes; wb >= 8; wb /= 2) {
+  for (u64 wb = target; wb >= 8; wb /= 2) {
     const u64 w = std::min<u64>({std::max<u64>(1, wb / S), wn, u64(kThreads)});
-    if (m * w * S <= kCap) return {w, 1, m};
+    if (fits(m, w)) return lone(w);
     if (gpu.clusters)
       for (unsigned cl = 2; cl <= kMaxCluster; cl *= 2) {
-        const u64 part = pow2_at_least((m + cl - 1) / cl);
-        if (part * w * S <= kCap) return {w, cl, part};
+        const u64 part = mode == Band::rotate || gpu.pow2_parts ? pow2_at_least((m + cl - 1) / cl) : (m + cl - 1) / cl;
+        if (fits(part, w)) return {w, cl, part, band_smem(mode, part, w, S)};
       }
     if (w == 1) break;
   }
-  if (m * S <= kCap) return {1, 1, m};
+  if (fits(m, 1)) return lone(1);
   return {};  // through device memory
 }
 
@@ -735,11 +782,11 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
                const std::uint32_t* rinv) {
   constexpr std::size_t S = sizeof(E);
   const u64 m = mp.m, n = mp.n;
-  const BandPlan bp = plan_band(m, n, S, gpu);
+  const BandPlan bp = plan_band(kMode, m, n, S, gpu);
   // On chip (width > 0) m < 16 * kCap: every BandArgs field is exact.
   BandArgs g{mp, rect::narrow(mp), u32(bp.width), log2_of(bp.width), u32(bp.part), log2_of(bp.part),
              (n + bp.width - 1) / std::max<u64>(1, bp.width)};
-  const std::size_t smem = std::size_t(bp.part * bp.width * S);
+  const std::size_t smem = bp.smem;
   const auto on_chip = [&](auto lone, auto clustered, auto... args) {
     if (bp.cluster == 1) {
       const unsigned blocks = unsigned(std::min<u64>(g.nbands, resident_blocks(lone, smem, gpu)));
@@ -777,7 +824,7 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
 // allocation leaves the matrix as it was). 32 bits a row: a band on chip
 // holds at most 16 * kCap rows.
 std::unique_ptr<Scratch> make_rinv(const rect::Maps& mp, std::size_t S, const Gpu& gpu, cudaStream_t stream) {
-  if (!(gpu.steps & kStepColumns) || plan_band(mp.m, mp.n, S, gpu).width == 0) return nullptr;
+  if (!(gpu.steps & kStepColumns) || plan_band(Band::permute, mp.m, mp.n, S, gpu).width == 0) return nullptr;
   auto rinv = std::make_unique<Scratch>(std::size_t(mp.m * sizeof(std::uint32_t)), stream);
   const u64 blocks = std::min<u64>((mp.m + kThreads - 1) / kThreads, u64(gpu.sms) * 4);
   rinv_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(rinv->get()), mp);
@@ -1029,7 +1076,9 @@ void launch_inplace_rect(const void* in, void*, const Problem& p, cudaStream_t s
     // first kernel: a failed allocation then leaves the matrix as it was.
     // (A GPU that refuses to co-schedule a planned cluster still allocates
     // mid-way: launch_clusters finds out only at the launch.)
-    if (rows_need_scratch(n, S, gpu) || plan_band(m, n, S, gpu).width == 0) (void)scratch.get();
+    if (rows_need_scratch(n, S, gpu) || (mp.c > 1 && plan_band(Band::rotate, m, n, S, gpu).width == 0) ||
+        plan_band(Band::permute, m, n, S, gpu).width == 0)
+      (void)scratch.get();
     const std::unique_ptr<Scratch> rinv = make_rinv(mp, S, gpu, stream);
     if (mp.c > 1 && (gpu.steps & kStepRotate)) band_step<E, Band::rotate>(d, mp, gpu, stream, scratch, nullptr);
     if (gpu.steps & kStepRows) row_step(d, mp, gpu, stream, scratch);

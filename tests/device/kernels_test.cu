@@ -354,6 +354,8 @@ INSTANTIATE_TEST_SUITE_P(Kernels, BlockShapes, ::testing::ValuesIn(block_cases()
 // blocks, column bands in one block and over clusters, and rows and columns
 // longer than a cluster holds (the device-memory batches); rows of one
 // element and columns of one, which are their own transpose in memory.
+// 13001x517: the permutation's bands in clusters whose parts are not powers
+// of two (13001 rows: 8 x 1626 at 64-byte bands of 4 bytes).
 const Shape kRect[] = {
     {2, 3, 0, 0, "2x3"},           {3, 2, 0, 0, "3x2"},             {1, 1000, 0, 0, "1x1000"},
     {1000, 1, 0, 0, "1000x1"},     {31, 33, 0, 0, "31x33"},         {1000, 999, 0, 0, "1000x999"},
@@ -365,6 +367,7 @@ const Shape kRect[] = {
     {70001, 3, 0, 0, "70001x3"},   {3, 70001, 0, 0, "3x70001"},     {2048, 6144, 0, 0, "2048x6144"},
     {33, 31, 0, 0, "33x31"},       {16384, 8192, 0, 0, "16384x8192"}, {8192, 16384, 0, 0, "8192x16384"},
     {768, 512, 0, 0, "768x512"},   {512, 768, 0, 0, "512x768"},     {1000, 300, 0, 0, "1000x300"},
+    {13001, 517, 0, 0, "13001x517"}, {517, 13001, 0, 0, "517x13001"},
 };
 // Random shapes (sides 1 to 700, and a few to 5000), elements of 1, 4 and
 // 16 bytes: every case bit-exact.

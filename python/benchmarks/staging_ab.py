@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Pageable staging, A/B (issue 13; docs/PERF.md runs 109, 110, 119): transpose(a, out=b)
+"""Pageable staging, A/B (issue 13; docs/PERF.md runs 109, 110, 119, 121, 122): transpose(a, out=b)
 of a pageable f32 NumPy array against the same on pinned arrays (gt.empty_pinned), in one
 process, at the default staging tiles and at 4M and 1M elements a tile; every result verified.
 Run once per store kind to compare them:
 
   GT_STAGING_STORES=plain PYTHONPATH=build/python python3 python/benchmarks/staging_ab.py [SIDE]
-  PYTHONPATH=build/python python3 python/benchmarks/staging_ab.py [SIDE]      # streaming (default)
+  PYTHONPATH=build/python python3 python/benchmarks/staging_ab.py [SIDE]      # the plan's stores (default)
 
-SIDE: the square's side (default 32768: 4 GiB). Needs a GPU (engine cuda).
+SIDE: the square's side (default 32768: 4 GiB). GT_AB_TILES: the tiles timed, in elements,
+comma-separated, 0 for the default (default "0,4194304,1048576"). GT_STAGING_STORES=stream:
+streaming stores into staging slots of any size (the rule before run 121; by default slots of up
+to 8 MiB take plain stores, so that the DMA reads them from the cache). Needs a GPU (engine cuda).
 """
 import os, sys, time, statistics
 import numpy as np
@@ -26,7 +29,8 @@ def timed(f, reps=7):
 out = np.empty_like(want); out.fill(0)
 t.transpose(a, out=out); assert np.array_equal(out.view(np.uint8), want.view(np.uint8))
 res = {}
-for tile in (None, 4 << 20, 1 << 20):
+tiles = [None if t in ("", "0") else int(t) for t in os.environ.get("GT_AB_TILES", "0,4194304,1048576").split(",")]
+for tile in tiles:
     out.fill(0)
     res[tile] = timed(lambda: t.transpose(a, out=out, tile=tile))
     assert np.array_equal(out.view(np.uint8), want.view(np.uint8))

@@ -120,9 +120,31 @@ constexpr int kStagingTeam = 1;
 // the 2-core machine one or two threads ran 20% slower than memcpy (PERF.md,
 // "Non-temporal stores for the staging copies"). GT_STAGING_STORES=plain in
 // the environment keeps plain stores (a measurement switch).
+// Copies into an engine's buffer of at most kCacheStagedTileBytes keep plain
+// stores (plan_streaming_copy's into_buffer): the next reader of such a
+// buffer (the DMA of a staging slot, or the CPU transposer) finds its lines
+// in the cache, where streaming stores would have sent them to memory.
 constexpr int kStreamingMinCores = 8;
 constexpr std::uint64_t kStreamingMinRowBytes = 4096;
 constexpr std::uint64_t kStreamingMinBytes = std::uint64_t(4) << 20;
+// Host memory to host memory through the GPU, staged (pageable on either
+// side): tiles of kCacheStagedTileBytes where the machine has at least
+// kStreamingMinCores cores and the staging slots (lanes + readers + writers
+// of them) fit its last-level cache (plan_cache_staging). The copy into a
+// slot then keeps plain stores and the DMA reads the slot from the cache;
+// the GPU's writes back land in the cache too (on the H100 host's Xeon,
+// whose I/O writes go to the cache), where the copy out of the slot finds
+// them. So the memory bus carries the array's own read and write, about 2
+// bytes per matrix byte, where 64 MiB slots carry 6. Measured on the H100
+// host (PERF.md run 121, NumPy transpose(a, out=b) of 4 GiB f32, 20 slots,
+// 300 MiB L3): 8 MiB tiles with plain stores into the slots and streaming
+// ones into the array, 31.44 GB/s, 84.2% of the pinned arrays' rate in the
+// same process; 4 MiB 76.8%; 2 MiB 51.5% (tile rows under
+// kStreamingMinRowBytes); the 64 MiB default with streaming stores both ways
+// 57.8%. Run 122, the plan deciding: 8 MiB 80.1% (bench.py 83.8%, the CLI's
+// --bench-host 83.2%), 4 MiB 90.9%, 64 MiB 57.6%: 4 and 8 MiB trade places
+// between runs, and 8 MiB takes half the tiles.
+constexpr std::uint64_t kCacheStagedTileBytes = std::uint64_t(8) << 20;
 // A team splits a copy only into bands of at least this many bytes: waking a
 // thread costs tens of microseconds, copying 1 MiB about a hundred.
 constexpr std::uint64_t kTeamBandBytes = std::uint64_t(1) << 20;
@@ -171,6 +193,8 @@ struct EngineCaps {
   std::string kernel = "cpu-blocked";  // the transposer the engine will run
   int threads = 1;                     // CPU: the transposer's worker threads
   std::uint64_t device_free = 0;       // CUDA: device memory free now, in bytes
+  int host_cores = 0;                  // CUDA: the machine's hardware threads (0: unknown)
+  std::uint64_t host_cache_bytes = 0;  // CUDA: its last-level cache (0: unknown)
   // CUDA: whether the kernel moves an h x w tile of es-byte elements (and
   // why not); empty when any tile goes.
   std::function<bool(std::uint64_t h, std::uint64_t w, std::size_t es, std::string* why)> kernel_fits;
@@ -396,8 +420,13 @@ struct RankShare {
 // Whether a host-memory rectangle copy of `bytes`, in rows of `row_bytes`
 // (the whole copy's bytes when both sides are contiguous), uses streaming
 // stores on a machine of `cores` cores (kStreamingMinCores and the two
-// sizes above).
-[[nodiscard]] bool plan_streaming_copy(std::uint64_t row_bytes, std::uint64_t bytes, int cores);
+// sizes above); `into_buffer`: the copy goes into an engine's buffer, not a
+// program's array (plain stores up to kCacheStagedTileBytes).
+[[nodiscard]] bool plan_streaming_copy(std::uint64_t row_bytes, std::uint64_t bytes, int cores, bool into_buffer);
+
+// Whether staged host-memory runs take kCacheStagedTileBytes tiles: `slots`
+// of them fit a last-level cache of `cache_bytes` on `cores` cores.
+[[nodiscard]] bool plan_cache_staging(int cores, std::uint64_t cache_bytes, int slots);
 
 // A compressed HDF5 output's store thread starts write-back of the file
 // (sync_file_range, a hint) after every kChunkWritebackBytes it stores, so

@@ -35,14 +35,22 @@ int machine_cores() {
   return cores;
 }
 
-// GT_STAGING_STORES=plain: plain stores whatever the plan says, a measurement
-// switch (plan.hpp, kStreamingMinCores) so that one machine times both kinds.
-bool streaming_allowed() {
-  static const bool allowed = [] {
+// Which way a rectangle copy goes: out of the program's array into an
+// engine's buffer (read), or back into the array (write).
+enum class Into { buffer, array };
+
+// GT_STAGING_STORES=plain: plain stores whatever the plan says; =stream:
+// streaming stores into buffers of any size too (the rule before PERF.md run
+// 121). Measurement switches (plan.hpp, kStreamingMinCores,
+// kCacheStagedTileBytes) so that one machine times each kind.
+enum class Stores { plan, plain, stream };
+Stores stores_switch() {
+  static const Stores mode = [] {
     const char* e = std::getenv("GT_STAGING_STORES");
-    return !(e && std::string(e) == "plain");
+    const std::string v = e ? e : "";
+    return v == "plain" ? Stores::plain : v == "stream" ? Stores::stream : Stores::plan;
   }();
-  return allowed;
+  return mode;
 }
 
 // Copies an h x w rectangle of es-byte elements between two row-major
@@ -50,12 +58,14 @@ bool streaming_allowed() {
 // contiguous, else one per row; with streaming stores where the plan says
 // (plan_streaming_copy), fenced before the caller hands the bytes on.
 void copy_rect(unsigned char* dst, std::uint64_t ldd, const unsigned char* src, std::uint64_t lds, std::uint64_t h,
-               std::uint64_t w, std::size_t es) {
+               std::uint64_t w, std::size_t es, Into into) {
   if (h == 0 || w == 0) return;
   const std::size_t row = std::size_t(w * es);
   const bool contiguous = ldd == w && lds == w;
   const std::uint64_t bytes = h * row;
-  const bool streaming = streaming_allowed() && plan_streaming_copy(contiguous ? bytes : row, bytes, machine_cores());
+  const Stores mode = stores_switch();
+  const bool streaming = mode != Stores::plain && plan_streaming_copy(contiguous ? bytes : row, bytes, machine_cores(),
+                                                                      into == Into::buffer && mode == Stores::plan);
   auto copy = [streaming](void* d, const void* s, std::size_t n) {
     if (streaming)
       stream_copy(d, s, n);
@@ -118,12 +128,12 @@ class MemoryMatrix {
 
   void read(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, void* dst, std::uint64_t ld) const {
     check_rect(m_.shape, r0, c0, h, w, ld, text_);
-    copy_rect(static_cast<unsigned char*>(dst), ld, at(r0, c0), m_.ld, h, w, m_.elem_size);
+    copy_rect(static_cast<unsigned char*>(dst), ld, at(r0, c0), m_.ld, h, w, m_.elem_size, Into::buffer);
   }
   void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
              std::uint64_t ld) const {
     check_rect(m_.shape, r0, c0, h, w, ld, text_);
-    copy_rect(at(r0, c0), m_.ld, static_cast<const unsigned char*>(src), ld, h, w, m_.elem_size);
+    copy_rect(at(r0, c0), m_.ld, static_cast<const unsigned char*>(src), ld, h, w, m_.elem_size, Into::array);
   }
 
   const MatrixInfo& info() const { return info_; }

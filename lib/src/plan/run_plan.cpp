@@ -404,6 +404,10 @@ RunPlan plan_cuda_out(const PlanRequest& req, const EngineCaps& caps, const Budg
   std::uint64_t tb = b.device / (2 * std::uint64_t(p.requested_lanes));
   if (staged) tb = std::min(tb, b.engine / std::uint64_t(std::min(want_slots, 4)));
   if (!req.tile_elems) tb = std::min(tb, staged ? kStagedTileBytes : kMaxTileBytes);
+  // Host memory both sides, staged: slots that stay in the last-level cache.
+  if (!req.tile_elems && staged && req.in.in_memory && req.out.in_memory &&
+      plan_cache_staging(caps.host_cores, caps.host_cache_bytes, want_slots))
+    tb = std::min(tb, kCacheStagedTileBytes);
   // Tiles of whole chunks where two staging slots of one hold them
   // (budgets_of made sure they do) and the lanes' device buffers too; a
   // device too small for that gets tiles that cut chunks, slower (each
@@ -512,8 +516,13 @@ int plan_prefault_threads(std::uint64_t bytes, int cores) {
   return int(std::clamp<std::uint64_t>(bytes / per_thread, 1, std::uint64_t(std::max(1, cores))));
 }
 
-bool plan_streaming_copy(std::uint64_t row_bytes, std::uint64_t bytes, int cores) {
+bool plan_streaming_copy(std::uint64_t row_bytes, std::uint64_t bytes, int cores, bool into_buffer) {
+  if (into_buffer && bytes <= kCacheStagedTileBytes) return false;
   return cores >= kStreamingMinCores && row_bytes >= kStreamingMinRowBytes && bytes >= kStreamingMinBytes;
+}
+
+bool plan_cache_staging(int cores, std::uint64_t cache_bytes, int slots) {
+  return cores >= kStreamingMinCores && slots > 0 && cache_bytes >= std::uint64_t(slots) * kCacheStagedTileBytes;
 }
 
 // Looked up tile by tile, a source's chunks cost two HDF5 calls each under

@@ -305,11 +305,64 @@ TEST(RunPlan, PrefaultThreads) {
 
 TEST(RunPlan, StreamingCopies) {
   // Streaming stores where many cores share the bus, for long rows and large copies only.
-  EXPECT_TRUE(plan_streaming_copy(16384, 64 * MiB, 16));
-  EXPECT_TRUE(plan_streaming_copy(kStreamingMinRowBytes, kStreamingMinBytes, kStreamingMinCores));
-  EXPECT_FALSE(plan_streaming_copy(16384, 64 * MiB, 2));
-  EXPECT_FALSE(plan_streaming_copy(kStreamingMinRowBytes - 1, 64 * MiB, 16));
-  EXPECT_FALSE(plan_streaming_copy(16384, kStreamingMinBytes - 1, 16));
+  for (const bool into_buffer : {false, true}) {
+    EXPECT_TRUE(plan_streaming_copy(16384, 64 * MiB, 16, into_buffer));
+    EXPECT_FALSE(plan_streaming_copy(16384, 64 * MiB, 2, into_buffer));
+    EXPECT_FALSE(plan_streaming_copy(kStreamingMinRowBytes - 1, 64 * MiB, 16, into_buffer));
+    EXPECT_FALSE(plan_streaming_copy(16384, kStreamingMinBytes - 1, 16, into_buffer));
+  }
+  EXPECT_TRUE(plan_streaming_copy(kStreamingMinRowBytes, kStreamingMinBytes, kStreamingMinCores, false));
+  // Into an engine's buffer the cache may hold: plain stores, so its next
+  // reader (the DMA, the transposer) finds it there.
+  EXPECT_FALSE(plan_streaming_copy(16384, kCacheStagedTileBytes, 16, true));
+  EXPECT_TRUE(plan_streaming_copy(16384, kCacheStagedTileBytes, 16, false));
+  EXPECT_TRUE(plan_streaming_copy(16384, kCacheStagedTileBytes + 1, 16, true));
+}
+
+TEST(RunPlan, CacheStagedTiles) {
+  // Host memory both sides through the GPU, staged: tiles whose slots fit
+  // the last-level cache, where the machine has the cores and the cache.
+  PlanRequest r = request(RunMode::out_of_place, {32768, 32768}, 4, 64 * GiB);
+  r.in = side(true, true);
+  r.out = side(true, true);
+  EngineCaps c = cuda_caps();
+  c.host_cores = 16;
+  c.host_cache_bytes = 300 * MiB;
+  RunPlan p = plan_run(r, c);
+  const int slots = kDefaultLanes + 2 * kMemoryThreads / kStagingTeam;
+  EXPECT_TRUE(plan_cache_staging(16, 300 * MiB, slots));
+  EXPECT_LE(p.tile_bytes, kCacheStagedTileBytes);
+  EXPECT_GE(p.tile_bytes, kCacheStagedTileBytes / 2);
+  EXPECT_EQ(p.slots, slots);
+  EXPECT_LE(std::uint64_t(p.slots) * p.slot_bytes, c.host_cache_bytes);
+  expect_within_budgets(p, "cache staged");
+  // Pinned in, pageable out: still staged on one side, still in the cache.
+  r.in = side(true, true, true);
+  p = plan_run(r, c);
+  EXPECT_LE(p.tile_bytes, kCacheStagedTileBytes);
+  // The default tiles where the slots would not fit the cache, where the
+  // machine has few cores or says nothing of its cache, for a file on either
+  // side, and with no staging at all.
+  r.in = side(true, true);
+  for (const auto& [cores, cache] : {std::pair<int, std::uint64_t>{16, 100 * MiB}, {2, 300 * MiB}, {16, 0}}) {
+    c.host_cores = cores;
+    c.host_cache_bytes = cache;
+    p = plan_run(r, c);
+    EXPECT_EQ(p.tile_bytes, kStagedTileBytes) << cores << " cores, " << cache << " bytes of cache";
+  }
+  c.host_cores = 16;
+  c.host_cache_bytes = 300 * MiB;
+  r.out = side(true);
+  EXPECT_EQ(plan_run(r, c).tile_bytes, kStagedTileBytes);
+  r.in = side(true, true, true);
+  r.out = side(true, true, true);
+  EXPECT_EQ(plan_run(r, c).tile_bytes, kMaxTileBytes);
+  // A tile the caller names is kept.
+  r.in = side(true, true);
+  r.out = side(true, true);
+  r.tile_elems = 4u << 20;
+  p = plan_run(r, c);
+  EXPECT_GT(p.tile.rows * p.tile.cols * 4, kCacheStagedTileBytes);
 }
 
 TEST(RunPlan, CudaInPlaceJournaledAndPlain) {

@@ -2,9 +2,11 @@
 // planner the device memory free, owns the pinned staging it keeps between
 // runs, and hands each run to a driver (out_of_place.cu, in_place.cu).
 #include <cuda_runtime_api.h>
+#include <unistd.h>
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "engine/cuda/engine.hpp"
 #include "engine/cuda/kernel_choice.hpp"
@@ -29,6 +31,16 @@ const kernels::KernelInfo& pick_kernel(const std::string& name, std::size_t es, 
 
 namespace {
 
+// The L3 cache as the C library reports it (0 where it reports none).
+std::uint64_t last_level_cache_bytes() {
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return l3 > 0 ? std::uint64_t(l3) : 0;
+#else
+  return 0;
+#endif
+}
+
 class CudaEngine final : public Engine {
  public:
   EngineKind kind() const override { return EngineKind::cuda; }
@@ -43,6 +55,8 @@ class CudaEngine final : public Engine {
       GT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
       c.device_free = free_b;
     }
+    c.host_cores = int(std::thread::hardware_concurrency());
+    c.host_cache_bytes = last_level_cache_bytes();
     // Refuses, before any I/O, a named kernel that cannot move a run's tiles
     // (a failure at the first launch could leave an unjournaled matrix half done).
     c.kernel_fits = [kp = &k](std::uint64_t h, std::uint64_t w, std::size_t es, std::string* why) {

@@ -128,7 +128,8 @@ constexpr int kStreamingMinCores = 8;
 constexpr std::uint64_t kStreamingMinRowBytes = 4096;
 constexpr std::uint64_t kStreamingMinBytes = std::uint64_t(4) << 20;
 // Host memory to host memory through the GPU, staged (pageable on either
-// side): tiles of kCacheStagedTileBytes where the machine has at least
+// side; in place, pageable, a slot holds a pair's two tiles of half that):
+// tiles of kCacheStagedTileBytes where the machine has at least
 // kStreamingMinCores cores and the staging slots (lanes + readers + writers
 // of them) fit its last-level cache (plan_cache_staging). The copy into a
 // slot then keeps plain stores and the DMA reads the slot from the cache;

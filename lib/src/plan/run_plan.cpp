@@ -462,6 +462,11 @@ RunPlan plan_cuda_in(const PlanRequest& req, const EngineCaps& caps, const Budge
   if (!direct)
     tb = std::min(tb, b.engine / (2 * std::uint64_t(std::max(std::min(want_slots, 4), req.kept_batches + 1))));
   if (!req.tile_elems) tb = std::min(tb, direct || journaled ? kMaxTileBytes : kStagedTileBytes);
+  // Host memory staged (the plain writer): slots of a pair's two tiles that
+  // stay in the last-level cache, as out of place.
+  if (!req.tile_elems && !direct && !journaled && req.in.in_memory &&
+      plan_cache_staging(caps.host_cores, caps.host_cache_bytes, want_slots))
+    tb = std::min(tb, kCacheStagedTileBytes / 2);
   p.tile_bytes = tile_cap ? tile_cap : tb;
   if (req.resumed_block) {
     const std::uint64_t fixed = req.resumed_block * req.resumed_block * es;

@@ -363,6 +363,21 @@ TEST(RunPlan, CacheStagedTiles) {
   r.tile_elems = 4u << 20;
   p = plan_run(r, c);
   EXPECT_GT(p.tile.rows * p.tile.cols * 4, kCacheStagedTileBytes);
+  // In place in pageable memory (the plain writer): slots of a pair's two
+  // tiles, each half the out-of-place tile; not through a journal, not for
+  // pinned memory, not where the cache is too small.
+  PlanRequest q = request(RunMode::in_place, {32768, 32768}, 4, 64 * GiB);
+  q.in = side(true, true);
+  p = plan_run(q, c);
+  EXPECT_LE(p.tile_bytes, kCacheStagedTileBytes / 2);
+  EXPECT_GE(p.tile_bytes, kCacheStagedTileBytes / 4);
+  EXPECT_LE(std::uint64_t(p.slots) * p.slot_bytes, c.host_cache_bytes);
+  expect_within_budgets(p, "cache staged in place");
+  q.in = side(true, true, true);
+  EXPECT_EQ(plan_run(q, c).tile_bytes, kMaxTileBytes);
+  q.in = side(true, true);
+  c.host_cache_bytes = 100 * MiB;
+  EXPECT_EQ(plan_run(q, c).tile_bytes, kStagedTileBytes);
 }
 
 TEST(RunPlan, CudaInPlaceJournaledAndPlain) {

@@ -554,6 +554,8 @@ struct Gpu {
   u64 band_bytes = 0;  // the target width per row: 0 for each step's own (kBandBytes, kPermuteBandBytes)
   unsigned steps = ~0u;  // which steps run (kStep*): all but in a timing test
   bool pow2_parts = false;  // the permutation's parts as the rotation's (run 84's layout), for the timing test
+  std::size_t lone_cap = 0;  // the most shared memory one block may take (one block an SM)
+  bool row_clusters = false;  // rows past kCap always in clusters (run 120's rule), for the timing test
 };
 
 Gpu gpu_of_current() {
@@ -569,6 +571,10 @@ Gpu gpu_of_current() {
     g.band_bytes = u64(1) << log2_of(u64(std::atoi(e)));  // a power of two, as the bands' masks need
   if (const char* e = std::getenv("GT_TEST_RECT_STEPS"); e && *e) g.steps = unsigned(std::strtoul(e, nullptr, 0));
   if (const char* e = std::getenv("GT_TEST_RECT_POW2_PARTS"); e && e[0] == '1') g.pow2_parts = true;
+  if (const char* e = std::getenv("GT_TEST_RECT_ROW_CLUSTERS"); e && e[0] == '1') g.row_clusters = true;
+  int optin = 0;
+  GT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  g.lone_cap = std::size_t(std::max(0, optin));
   return g;
 }
 
@@ -673,16 +679,29 @@ unsigned row_cluster(u64 n, std::size_t S, const Gpu& gpu, u64* part) {
 
 // Whether the row step goes through device memory: rows longer than a
 // block holds, and than a cluster of up to 16 (or no clusters).
+// Whether a row longer than kCap goes to one block of up to gpu.lone_cap
+// bytes (one block an SM) rather than a cluster.
+bool row_lone_block(u64 n, std::size_t S, const Gpu& gpu) {
+  return n * S > kCap && !gpu.row_clusters && span_bytes(n, S) <= gpu.lone_cap;
+}
+
 bool rows_need_scratch(u64 n, std::size_t S, const Gpu& gpu) {
   u64 part = 0;
-  return n * S > kCap && row_cluster(n, S, gpu, &part) == 0;
+  return n * S > kCap && !row_lone_block(n, S, gpu) && row_cluster(n, S, gpu, &part) == 0;
 }
 
 template <class E>
 void row_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
   constexpr std::size_t S = sizeof(E);
   const u64 m = mp.m, n = mp.n, row_bytes = n * S;
-  if (row_bytes <= kCap) {
+  // Rows that two blocks an SM hold go several to a block; a longer one
+  // that one block an SM holds goes alone to a block; longer ones to
+  // clusters. Run 125, row step, % of a copy, clusters -> one block: f64
+  // 13001x20651 (rows of 165 KB, clusters of 4, each block gathering from
+  // the others' shared memory) 26.5 -> 88.5, c128 13001x10325 41.8 -> 91.0,
+  // f32 6007x40009 17.5 -> 97.9, f16 13001x60001 19.4 -> 59.4, u8
+  // 5003x150001 5.3 -> 45.2.
+  if (row_bytes <= kCap || row_lone_block(n, S, gpu)) {
     RowArgs g{mp, rect::narrow(mp), 0, 0, u32(n), 0};
     // Each thread walks at least 32 elements of a row: its iterator's set-up
     // (a few divisions) is then a small part of its work.

@@ -110,7 +110,8 @@ const Shape kSanitizeOut[] = {{67, 45, 3, 5, "67x45_ld3_5"}, {144, 160, 0, 0, "1
                               {4000, 5, 0, 0, "4000x5"}, {1003, 3, 0, 5, "1003x3_ld0_5"}, {260, 259, 1, 3, "260x259_ld1_3"}};
 const Shape kSanitizeIn[] = {{45, 45, 2, 0, "45x45_ld2"}, {144, 144, 0, 0, "144x144"}, {259, 259, 0, 0, "259x259"}};
 // inplace-rect's paths at small sizes: c = 1 and c > 1 on chip, a long row
-// (a cluster's from 4-byte elements), a tall band (a cluster's for f32 and
+// (a cluster's from 4-byte elements; 5x40000's rows of 160 KB one block's,
+// one block an SM), a tall band (a cluster's for f32 and
 // wider), the blocked route (c = 256, its cycles cut into runs); and, as on
 // a GPU without clusters (kSanitizeRectNoClusters), a row and a column past
 // one block (the device-memory batches), which stay small under the
@@ -124,7 +125,8 @@ struct SizedShape {
 };
 const SizedShape kSanitizeRect[] = {{4, {67, 45, 0, 0, "67x45"}},   {1, {40, 24, 0, 0, "40x24"}},
                                     {4, {3, 60000, 0, 0, "3x60000"}}, {4, {5000, 7, 0, 0, "5000x7"}},
-                                    {4, {768, 512, 0, 0, "768x512"}}, {16, {512, 768, 0, 0, "512x768"}}};
+                                    {4, {768, 512, 0, 0, "768x512"}}, {16, {512, 768, 0, 0, "512x768"}},
+                                    {4, {5, 40000, 0, 0, "5x40000"}}};
 const Shape kSanitizeRectNoClusters[] = {{2, 120000, 0, 0, "2x120000"}, {120000, 2, 0, 0, "120000x2"}};
 const Shape kHugeSquare{50000, 50000, 0, 0, "50000x50000"};
 const Shape kHugeNarrow{715827889, 3, 0, 15, "715827889x3_lo15"};

@@ -272,7 +272,7 @@ TEST(DISABLED_Tune, Inplace) {
 
 // inplace-rect, each step alone (GT_TEST_RECT_STEPS: 1 rotation, 2 rows, 4
 // columns, 8 the blocked route's tiles, 16 its cycles; 31 all) at band widths
-// GT_RECT_BAND_LIST (bytes per row, default 64), beside the copy of the same
+// GT_RECT_BAND_LIST (bytes per row; default 0: each step's own), beside the copy of the same
 // bytes. GT_TUNE_SHAPES="e4:16383x16385,..." (element size: shape). The full
 // run is verified once per band width; the steps alone are only timed.
 TEST(DISABLED_Tune, RectSteps) {
@@ -293,8 +293,11 @@ TEST(DISABLED_Tune, RectSteps) {
     ASSERT_TRUE(a.ok() && b.ok());
     const Timing copy = time_it([&] { cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, st); }, st, reps);
     Problem p{rows, cols, es, 0, 0};
-    for (const auto& band : env_list("GT_RECT_BAND_LIST", "64")) {
-      setenv("GT_TEST_RECT_BAND_BYTES", band.c_str(), 1);
+    for (const auto& band : env_list("GT_RECT_BAND_LIST", "0")) {
+      if (band != "0")
+        setenv("GT_TEST_RECT_BAND_BYTES", band.c_str(), 1);
+      else
+        unsetenv("GT_TEST_RECT_BAND_BYTES");
       const std::uint64_t seed = gtt::test_seed("RectSteps" + spec);
       ASSERT_EQ(gtt::fill(a.get(), es, rows, cols, cols, seed, gtt::kPadIn), "");
       GTT_CUDA(cudaDeviceSynchronize());

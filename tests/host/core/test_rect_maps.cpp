@@ -72,6 +72,14 @@ TEST(RectMaps, IteratorsMatchTheDirectMaps) {
           ASSERT_EQ(it.value(p), rect::shuffle(p, i, j)) << m << "x" << n << " row " << i << " col " << j << " step " << step;
           ASSERT_EQ(it32.value(p32), it.value(p)) << m << "x" << n << " row " << i << " col " << j << " step " << step;
         }
+        // Coprime sides: the two-instruction walk, from every start.
+        if (p.c == 1)
+          for (u64 j0 : {u64(0), i % n, n - 1}) {
+            rect::ShuffleIter ref(p, i, j0, step);
+            rect::CoprimeShuffleIterT<std::uint32_t> co(p, i, j0, step);
+            for (u64 j = j0; j < n; j += step, ref.advance(p), co.advance(p32))
+              ASSERT_EQ(co.value(p32), ref.value(p)) << m << "x" << n << " row " << i << " col " << j << " step " << step;
+          }
       }
       for (u64 i0 = 0; i0 < std::min<u64>(m, 5); ++i0) {
         rect::RotIter rot(p, i0, step);

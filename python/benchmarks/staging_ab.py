@@ -40,7 +40,7 @@ po = gt.empty_pinned(want.shape, np.float32)
 pn = timed(lambda: t.transpose(pa, out=po))
 assert np.array_equal(po.view(np.uint8), want.view(np.uint8))
 nb = a.nbytes
-st = os.environ.get('GT_STAGING_STORES', 'stream')
+st = os.environ.get('GT_STAGING_STORES', 'plan')
 print(f"PY stores={st} {shape}: pinned {pn[0]*1e3:.1f} ms ({nb/pn[0]/1e9:.2f} GB/s)")
 for tile, pg in res.items():
     rep = pg[2]

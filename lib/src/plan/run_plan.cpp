@@ -379,6 +379,13 @@ std::string io_note(const RunPlan& p) {
          team_text(p.readers, p.read_team, "reader thread") + ", " + team_text(p.writers, p.write_team, "writer thread");
 }
 
+// Whether a staged run from host memory takes tiles that stay in the
+// last-level cache (plan_cache_staging) with `slots` slots: only where the
+// caller named no tile.
+bool cache_staged(const PlanRequest& req, const EngineCaps& caps, int slots) {
+  return !req.tile_elems && req.in.in_memory && plan_cache_staging(caps.host_cores, caps.host_cache_bytes, slots);
+}
+
 // `tile_cap` 0: the first try; otherwise the bound a smaller plan halved to.
 // `lanes` 0: the requested lanes.
 RunPlan plan_cuda_out(const PlanRequest& req, const EngineCaps& caps, const Budgets& b, std::uint64_t tile_cap,
@@ -405,9 +412,7 @@ RunPlan plan_cuda_out(const PlanRequest& req, const EngineCaps& caps, const Budg
   if (staged) tb = std::min(tb, b.engine / std::uint64_t(std::min(want_slots, 4)));
   if (!req.tile_elems) tb = std::min(tb, staged ? kStagedTileBytes : kMaxTileBytes);
   // Host memory both sides, staged: slots that stay in the last-level cache.
-  if (!req.tile_elems && staged && req.in.in_memory && req.out.in_memory &&
-      plan_cache_staging(caps.host_cores, caps.host_cache_bytes, want_slots))
-    tb = std::min(tb, kCacheStagedTileBytes);
+  if (staged && req.out.in_memory && cache_staged(req, caps, want_slots)) tb = std::min(tb, kCacheStagedTileBytes);
   // Tiles of whole chunks where two staging slots of one hold them
   // (budgets_of made sure they do) and the lanes' device buffers too; a
   // device too small for that gets tiles that cut chunks, slower (each
@@ -464,9 +469,7 @@ RunPlan plan_cuda_in(const PlanRequest& req, const EngineCaps& caps, const Budge
   if (!req.tile_elems) tb = std::min(tb, direct || journaled ? kMaxTileBytes : kStagedTileBytes);
   // Host memory staged (the plain writer): slots of a pair's two tiles that
   // stay in the last-level cache, as out of place.
-  if (!req.tile_elems && !direct && !journaled && req.in.in_memory &&
-      plan_cache_staging(caps.host_cores, caps.host_cache_bytes, want_slots))
-    tb = std::min(tb, kCacheStagedTileBytes / 2);
+  if (!direct && !journaled && cache_staged(req, caps, want_slots)) tb = std::min(tb, kCacheStagedTileBytes / 2);
   p.tile_bytes = tile_cap ? tile_cap : tb;
   if (req.resumed_block) {
     const std::uint64_t fixed = req.resumed_block * req.resumed_block * es;

@@ -102,38 +102,6 @@ __device__ __forceinline__ void async_wait() {
 #endif
 }
 
-// cp.async of one S-byte element (4, 8 or 16 bytes; below 16 only the .ca
-// form exists), and its groups: a thread's copies issued since the last
-// commit form a group; async_wait_groups<N>() returns once at most N of the
-// thread's groups are still in flight.
-template <std::size_t S>
-__device__ __forceinline__ void async_copy_elem(void* smem, const void* gmem) {
-  static_assert(S == 4 || S == 8 || S == 16, "cp.async copies 4, 8 or 16 bytes");
-#if GT_RECT_ASYNC
-  const unsigned sa = unsigned(__cvta_generic_to_shared(smem));
-  if constexpr (S == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(gmem) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(sa), "l"(gmem), "n"(int(S)) : "memory");
-#else
-  (void)smem;
-  (void)gmem;
-#endif
-}
-
-__device__ __forceinline__ void async_commit() {
-#if GT_RECT_ASYNC
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-template <int N>
-__device__ __forceinline__ void async_wait_groups() {
-#if GT_RECT_ASYNC
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
-
 // This block's rank in its cluster and the cluster's size (1 and 1 when the
 // kernel was not launched in clusters).
 template <bool kCluster>
@@ -227,13 +195,13 @@ struct BandMaps<Band::permute> {
 template <bool kCluster>
 struct BandThread {
   u32 row0, count, tj, ti, rstep;
-  __device__ BandThread(const Place<kCluster>& at, const BandArgs& g, unsigned threads = kThreads) {
+  __device__ BandThread(const Place<kCluster>& at, const BandArgs& g) {
     const u32 m = g.mp32.m;
     row0 = kCluster ? at.rank * g.part : 0;
     count = kCluster ? (row0 < m ? min(g.part, m - row0) : 0) : m;
     tj = threadIdx.x & (g.width - 1);
     ti = threadIdx.x >> g.wshift;
-    rstep = threads >> g.wshift;
+    rstep = kThreads >> g.wshift;
   }
 };
 
@@ -370,91 +338,6 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
     }
     // The next band's loads overwrite only this block's shared memory, and
     // only this block reads it.
-    __syncthreads();
-  }
-}
-
-// The column permutation in two stages (run 129): the same scatter, with
-// the next band's rows and table copied into a second buffer by cp.async
-// while this band's elements are written, so a block's loads and writes
-// overlap instead of taking turns between cluster barriers (run 121's
-// profile: the one-buffer kernel waits on its loads, DRAM at half its peak).
-// One block of kPipeThreads an SM, holding two buffers (band_smem each,
-// rounded to 16 bytes). Band b's loads come from its own columns, which no
-// other cluster touches, and this cluster writes them only after the
-// barrier that follows every block's wait for them; the buffer a block
-// refills was last read before the __syncthreads that ends the band before.
-// 4-, 8- and 16-byte elements (cp.async's sizes).
-constexpr unsigned kPipeThreads = 1024;
-
-template <class E, bool kCluster>
-__global__ void __launch_bounds__(kPipeThreads, 1)
-    scatter_pipe_kernel(E* d, BandArgs g, const u32* __restrict__ rinv, u32 half_bytes) {
-  constexpr int U = unroll_of<sizeof(E)>();
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  const Place<kCluster> at;
-  const BandThread<kCluster> th(at, g, kPipeThreads);
-  const u32 m = g.mp32.m, W = g.width;
-  const u64 n = g.mp.n, jump = u64(th.rstep) * n;
-  const u32 diagonals = th.count + W - 1;
-  const auto buffer = [&](unsigned b) { return reinterpret_cast<E*>(smem_raw + b * half_bytes); };
-  // Issues band `band`'s copies into buffer b, as one group.
-  const auto issue = [&](u64 band, unsigned b) {
-    E* s = buffer(b);
-    u32* table = band_table(s, g.part, W);
-    const u64 j0 = band << g.wshift, j = j0 + th.tj;
-    if (j < n) {
-      const E* from = d + u64(th.row0 + th.ti) * n + j;
-      for (u32 r = th.ti; r < th.count; r += th.rstep, from += jump) async_copy_elem<sizeof(E)>(s + r * W + th.tj, from);
-    }
-    if (th.count) {
-      const u32 t0 = u32((u64(th.row0) + m - (j0 + W - 1) % m) % m);
-      u32 t = (t0 + threadIdx.x) % m;
-      for (u32 x = threadIdx.x; x < diagonals; x += kPipeThreads) {
-        async_copy_elem<4>(table + x, rinv + t);
-        t += kPipeThreads;
-        if (t >= m) t %= m;
-      }
-    }
-    async_commit();
-  };
-  unsigned b = 0;
-  if (at.cid < g.nbands) issue(at.cid, 0);
-  for (u64 band = at.cid; band < g.nbands; band += at.nclusters, b ^= 1) {
-    const u64 next = band + at.nclusters;
-    if (next < g.nbands) {
-      issue(next, b ^ 1);
-      async_wait_groups<1>();
-    } else {
-      async_wait_groups<0>();
-    }
-    // Every block's copies of this band have landed (each waited for its
-    // own): the cluster may write into the band's columns.
-    barrier<kCluster>();
-    const u64 j = (band << g.wshift) + th.tj;
-    if (j < n && th.count) {
-      const E* s = buffer(b);
-      const u32* table = band_table(buffer(b), g.part, W);
-      E* col = d + j;
-      for (u32 x0 = th.ti; x0 < diagonals; x0 += U * th.rstep) {
-        E v[U];
-        u32 to[U];
-        bool ok[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const u32 x = x0 + u * th.rstep;
-          ok[u] = x + th.tj >= W - 1 && x + th.tj - (W - 1) < th.count;
-          if (ok[u]) {
-            to[u] = table[x];
-            v[u] = s[(x + th.tj - (W - 1)) * W + th.tj];
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-          if (ok[u]) col[u64(to[u]) * n] = v[u];
-      }
-    }
-    // The next band's issue refills buffer b: every thread is done with it.
     __syncthreads();
   }
 }
@@ -677,8 +560,6 @@ struct Gpu {
   std::size_t lone_cap = 0;  // the most shared memory one block may take (one block an SM)
   bool row_clusters = false;  // rows past kCap always in clusters (run 120's rule), for the timing test
   bool general_rows = false;  // coprime sides walk rows by the general iterator too, for the timing test
-  bool pipe = true;           // the permutation in two stages where it fits (GT_TEST_RECT_PIPE=0: one)
-  bool band_lone = false;     // the one-stage permutation's blocks up to lone_cap (one an SM), for the timing test
 };
 
 Gpu gpu_of_current() {
@@ -696,8 +577,6 @@ Gpu gpu_of_current() {
   if (const char* e = std::getenv("GT_TEST_RECT_POW2_PARTS"); e && e[0] == '1') g.pow2_parts = true;
   if (const char* e = std::getenv("GT_TEST_RECT_ROW_CLUSTERS"); e && e[0] == '1') g.row_clusters = true;
   if (const char* e = std::getenv("GT_TEST_RECT_GENERAL_ROWS"); e && e[0] == '1') g.general_rows = true;
-  if (const char* e = std::getenv("GT_TEST_RECT_PIPE"); e && e[0] == '0') g.pipe = false;
-  if (const char* e = std::getenv("GT_TEST_RECT_BAND_LONE"); e && e[0] == '1') g.band_lone = true;
   int optin = 0;
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   g.lone_cap = std::size_t(std::max(0, optin));
@@ -706,19 +585,18 @@ Gpu gpu_of_current() {
 
 // Resident blocks of `kernel` with `smem` bytes, at least one.
 template <class K>
-unsigned resident_blocks(K kernel, std::size_t smem, const Gpu& gpu, unsigned threads = kThreads) {
+unsigned resident_blocks(K kernel, std::size_t smem, const Gpu& gpu) {
   GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int per_sm = 0;
-  GT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(threads), smem));
+  GT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(kThreads), smem));
   return unsigned(std::max(1, per_sm) * gpu.sms);
 }
 
-// Launches `kernel` in clusters of `cl` blocks of `threads`, as many
-// clusters as fit at once (at most `units`). False when the GPU cannot
-// co-schedule such a cluster (the caller then takes another path).
+// Launches `kernel` in clusters of `cl` blocks, as many clusters as fit at
+// once (at most `units`). False when the GPU cannot co-schedule such a
+// cluster (the caller then takes another path).
 template <class K, class... Args>
-bool launch_clusters_of(unsigned threads, K kernel, unsigned cl, std::size_t smem, u64 units, cudaStream_t stream,
-                        Args... args) {
+bool launch_clusters(K kernel, unsigned cl, std::size_t smem, u64 units, cudaStream_t stream, Args... args) {
   // The kernel's code must have been built for sm_90 (clusters exist there).
   cudaFuncAttributes fa{};
   GT_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
@@ -731,7 +609,7 @@ bool launch_clusters_of(unsigned threads, K kernel, unsigned cl, std::size_t sme
   attr[0].val.clusterDim.x = cl;
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
-  cfg.blockDim = dim3(threads);
+  cfg.blockDim = dim3(kThreads);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cfg.attrs = attr;
@@ -748,11 +626,6 @@ bool launch_clusters_of(unsigned threads, K kernel, unsigned cl, std::size_t sme
   GT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
   GT_CUDA_LAUNCHED("inplace-rect");
   return true;
-}
-
-template <class K, class... Args>
-bool launch_clusters(K kernel, unsigned cl, std::size_t smem, u64 units, cudaStream_t stream, Args... args) {
-  return launch_clusters_of(kThreads, kernel, cl, smem, units, stream, args...);
 }
 
 // Scratch in device memory, on the stream, for the fallbacks.
@@ -911,8 +784,7 @@ BandPlan plan_band(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu) {
                      : mode == Band::rotate ? kBandBytes
                      : S == 1               ? kPermuteBandBytes1
                                             : kPermuteBandBytes;
-  const std::size_t cap = mode == Band::permute && gpu.band_lone ? gpu.lone_cap : kCap;
-  const auto fits = [&](u64 rows, u64 w) { return band_smem(mode, rows, w, S) <= cap; };
+  const auto fits = [&](u64 rows, u64 w) { return band_smem(mode, rows, w, S) <= kCap; };
   const auto lone = [&](u64 w) { return BandPlan{w, 1, m, band_smem(mode, m, w, S)}; };
   // One block per band where a band of the target width fits: the widest
   // power-of-two band it holds, no wider than the matrix (rounded up) or the block.
@@ -939,33 +811,6 @@ BandPlan plan_band(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu) {
   return {};  // through device memory
 }
 
-// The two-stage permutation (scatter_pipe_kernel) where the one-stage plan
-// takes clusters and the elements are 4, 8 or 16 bytes: the widest band from
-// the one-stage target down to 32 bytes, in the smallest cluster whose
-// blocks each hold two buffers (band_smem, rounded to 16 bytes) within one
-// block's most (one block an SM). width 0: none.
-struct PipePlan {
-  u64 width = 0;
-  unsigned cluster = 1;
-  u64 part = 0;
-  std::size_t half = 0;  // bytes of one buffer
-};
-
-PipePlan plan_pipe(u64 m, u64 n, std::size_t S, const BandPlan& one, const Gpu& gpu) {
-  if (!gpu.pipe || !gpu.clusters || S < 4 || one.width == 0 || one.cluster == 1) return {};
-  const u64 wn = pow2_at_least(n);
-  const u64 target = gpu.band_bytes ? gpu.band_bytes : kPermuteBandBytes;
-  for (u64 wb = target; wb >= 32; wb /= 2) {
-    const u64 w = std::min<u64>({std::max<u64>(1, wb / S), wn, u64(kPipeThreads)});
-    for (unsigned cl = 1; cl <= kMaxCluster; cl *= 2) {
-      const u64 part = (m + cl - 1) / cl;
-      const std::size_t half = (band_smem(Band::permute, part, w, S) + 15) & ~std::size_t(15);
-      if (2 * half <= gpu.lone_cap) return {w, cl, part, half};
-    }
-  }
-  return {};
-}
-
 // A band step over the matrix: step 1 (rotation) or 3 (permutation, with
 // `rinv`, R's inverse, for its scatter form on chip).
 template <class E, Band kMode>
@@ -989,27 +834,6 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
   };
   if (bp.width) {
     if constexpr (kMode == Band::permute) {
-      if constexpr (S >= 4) {
-        if (const PipePlan pp = plan_pipe(m, n, S, bp, gpu); pp.width) {
-          BandArgs g2 = g;
-          g2.width = u32(pp.width);
-          g2.wshift = log2_of(pp.width);
-          g2.part = u32(pp.part);
-          g2.pshift = log2_of(pp.part);
-          g2.nbands = (n + pp.width - 1) / pp.width;
-          const std::size_t smem2 = 2 * pp.half;
-          if (pp.cluster == 1) {
-            auto lone = scatter_pipe_kernel<E, false>;
-            const unsigned blocks = unsigned(std::min<u64>(g2.nbands, resident_blocks(lone, smem2, gpu, kPipeThreads)));
-            lone<<<blocks, kPipeThreads, smem2, stream>>>(d, g2, rinv, u32(pp.half));
-            GT_CUDA_LAUNCHED("inplace-rect");
-            return;
-          }
-          if (launch_clusters_of(kPipeThreads, scatter_pipe_kernel<E, true>, pp.cluster, smem2, g2.nbands, stream, d,
-                                 g2, rinv, u32(pp.half)))
-            return;
-        }
-      }
       if (on_chip(scatter_kernel<E, false>, scatter_kernel<E, true>, rinv)) return;
     } else {
       if (on_chip(rotate_kernel<E, false>, rotate_kernel<E, true>)) return;

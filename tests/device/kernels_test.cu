@@ -431,30 +431,6 @@ INSTANTIATE_TEST_SUITE_P(InplaceRect, RectNoClusters,
                          ::testing::ValuesIn(rect_cases(kRectNoClusters, std::size(kRectNoClusters))),
                          [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
 
-// Shapes whose column permutation takes clusters, run again with the
-// permutation in one stage (GT_TEST_RECT_PIPE=0): 4-, 8- and 16-byte
-// elements take the two-stage kernel by default, so this keeps the
-// one-stage kernel (what 1- and 2-byte elements always take) checked at
-// every size.
-const Shape kRectOneStage[] = {
-    {13001, 517, 0, 0, "13001x517"}, {4097, 1000, 0, 0, "4097x1000"}, {12345, 678, 0, 0, "12345x678"},
-    {40000, 64, 0, 0, "40000x64"},   {5000, 7, 0, 0, "5000x7"},       {1000, 999, 0, 0, "1000x999"},
-};
-
-class RectOneStage : public Catalogue {};
-
-TEST_P(RectOneStage, MatchesPattern) {
-  setenv("GT_TEST_RECT_PIPE", "0", 1);
-  std::string skip;
-  run_case(GetParam(), case_name(GetParam()) + "_onestage", &skip);
-  unsetenv("GT_TEST_RECT_PIPE");
-  if (!skip.empty()) GTEST_SKIP() << skip;
-}
-
-INSTANTIATE_TEST_SUITE_P(InplaceRect, RectOneStage,
-                         ::testing::ValuesIn(rect_cases(kRectOneStage, std::size(kRectOneStage))),
-                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
-
 // One small run of every kernel and element size, at shapes that take every
 // path (16-byte tiles, partial tiles, leading dimensions): the target of the
 // compute-sanitizer memcheck and racecheck runs in scripts/gpu-check.sh.
@@ -482,17 +458,6 @@ TEST(Sanitize, InplaceRectBatches) {
       run_case(c, "Sanitize.InplaceRectBatches", &skip);
     }
   unsetenv("GT_TEST_RECT_NO_CLUSTERS");
-}
-
-// The one-stage permutation in a cluster (5000x7 f32 takes the two-stage
-// kernel in Sanitize.AllKernelsSmall).
-TEST(Sanitize, InplaceRectOneStage) {
-  GT_SKIP_WITHOUT_GPU();
-  setenv("GT_TEST_RECT_PIPE", "0", 1);
-  const Case c{"inplace-rect", 4, {5000, 7, 0, 0, "5000x7"}};
-  std::string skip;
-  run_case(c, "Sanitize.InplaceRectOneStage", &skip);
-  unsetenv("GT_TEST_RECT_PIPE");
 }
 
 TEST(Sanitize, AllKernelsSmall) {

@@ -151,6 +151,54 @@ __device__ __forceinline__ E* shared_of(E* mine, unsigned rank) {
   return mine;
 }
 
+// A step's work items (bands, rows) for its clusters, handed out by a
+// counter in device memory (zero at the launch; run 131): block 0 of a
+// cluster takes the next item's number while the cluster works on this one
+// and leaves it in its shared memory, where every block reads it after the
+// item's first barrier. A cluster that starts late (fewer clusters resident
+// than the occupancy query promised) then takes fewer items; with fixed
+// shares (item = cluster, cluster + clusters, ...) it ran its whole share
+// after the others: run 131, column permutation, fixed shares -> counter, %
+// of a copy: f32 13001x20651 39-41 -> 56, 20651x13001 31-34 -> 51, f64
+// 13001x20651 40-42 -> 58. Without a counter (lone blocks, whose residency
+// the occupancy query gets right, and the timing test's
+// GT_TEST_RECT_FIXED_SHARES) the fixed shares. Slot `turn` is written while
+// the other is read: each is read after the barrier that follows its
+// write, and written again only after the next item's barrier, which every
+// block reaches after its read.
+template <bool kCluster>
+class Taker {
+ public:
+  __device__ Taker(unsigned long long* counter, const Place<kCluster>& at, unsigned long long* slots)
+      : counter_(counter), slots_(slots), step_(at.nclusters), first_(at.cid),
+        mine_(counter != nullptr && at.rank == 0 && threadIdx.x == 0) {}
+  // The cluster's first item (a cluster barrier when counted).
+  __device__ u64 first() {
+    if (!counter_) return first_;
+    if (mine_) slots_[0] = atomicAdd(counter_, 1ull);
+    barrier<kCluster>();
+    return shared_of<kCluster>(slots_, 0)[0];
+  }
+  // Takes the item after the current one: before the current one's barrier.
+  __device__ void take(unsigned turn) {
+    if (mine_) slots_[turn] = atomicAdd(counter_, 1ull);
+  }
+  // The item after `cur`, taken by take(turn): after that barrier.
+  __device__ u64 next(u64 cur, unsigned turn) const {
+    return counter_ ? shared_of<kCluster>(slots_, 0)[turn] : cur + step_;
+  }
+  // Before the blocks exit: none may while another can still read its slots.
+  __device__ void finish() {
+    if (counter_) barrier<kCluster>();
+  }
+
+ private:
+  unsigned long long* counter_;
+  unsigned long long* slots_;
+  u64 step_, first_;
+  bool mine_;
+};
+
 // Loads in flight per thread: each loop issues U independent loads
 // (global, shared or another block's shared memory) before it uses any, so
 // that an SM keeps enough bytes moving to cover the memory's latency.
@@ -171,6 +219,7 @@ struct BandArgs {
   u32 part = 0;          // rows per block of a cluster (a power of two for the rotation); all rows without clusters
   unsigned pshift = 0;   // log2 part (the rotation's)
   u64 nbands = 0;
+  unsigned long long* counter = nullptr;  // the bands' counter (Taker): clusters only
 };
 
 // Which rows a band step gathers: step 1 (rotation) or step 3 (permutation).
@@ -238,11 +287,16 @@ __global__ void __launch_bounds__(kThreads, 2) rotate_kernel(E* d, BandArgs g) {
   const u64 n = g.mp.n, jump = u64(t.rstep) * n;
   // The thread's rows are the same in every band: their walk starts from one state.
   const rect::RotIterT<u32> rows_from(g.mp, t.row0 + t.ti, t.rstep);
-  for (u64 band = at.cid; band < g.nbands; band += at.nclusters) {
+  __shared__ unsigned long long slots[2];
+  Taker<kCluster> taker(g.counter, at, slots);
+  u64 band = taker.first();
+  for (unsigned turn = 1; band < g.nbands; turn ^= 1) {
+    taker.take(turn);
     const u64 j = (band << g.wshift) + t.tj;
     const bool live = j < n;
     if (live) load_band<U>(s, d, n, j, t, W);
     barrier<kCluster>();
+    const u64 next = taker.next(band, turn);
     if (live) {
       const u32 cj = u32(rect::rotation_col(g.mp, j));
       auto it = rows_from;
@@ -267,7 +321,9 @@ __global__ void __launch_bounds__(kThreads, 2) rotate_kernel(E* d, BandArgs g) {
       }
     }
     barrier<kCluster>();
+    band = next;
   }
+  taker.finish();
 }
 
 // The column permutation on chip, in scatter form: each block writes the
@@ -306,7 +362,11 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
   // Diagonals x = 0 .. count + W - 2 of this block's rows: thread tj's
   // element of diagonal x is local row x + tj - (W - 1).
   const u32 diagonals = th.count + W - 1;
-  for (u64 band = at.cid; band < g.nbands; band += at.nclusters) {
+  __shared__ unsigned long long slots[2];
+  Taker<kCluster> taker(g.counter, at, slots);
+  u64 band = taker.first();
+  for (unsigned turn = 1; band < g.nbands; turn ^= 1) {
+    taker.take(turn);
     const u64 j0 = band << g.wshift, j = j0 + th.tj;
     const bool live = j < n;
     if (live) load_band<U>(s, d, n, j, th, W);
@@ -316,6 +376,7 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
       for (u32 x = threadIdx.x; x < diagonals; x += kThreads) table[x] = rinv[(t0 + x) % m];  // t0 < m, x < m + kThreads
     }
     barrier<kCluster>();
+    const u64 next = taker.next(band, turn);
     if (live && th.count) {
       E* col = d + j;
       for (u32 x0 = th.ti; x0 < diagonals; x0 += U * th.rstep) {
@@ -339,7 +400,9 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
     // The next band's loads overwrite only this block's shared memory, and
     // only this block reads it.
     __syncthreads();
+    band = next;
   }
+  taker.finish();
 }
 
 // rinv[R(i)] = i for every row i: R's inverse, for scatter_kernel.
@@ -360,6 +423,7 @@ struct RowArgs {
   u32 part;     // elements of the row per block of a cluster (a power of two)
   unsigned pshift;
   unsigned tpr = kThreads, tshift = 9;  // threads per row without clusters (a power of two)
+  unsigned long long* counter = nullptr;  // the rows' counter (Taker): clusters only
 };
 
 // Copies `len` elements from global to shared memory, U loads in flight.
@@ -440,7 +504,12 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
   const Place<kCluster> at;
   const u64 m = g.mp.m;
   const u32 n = g.mp32.n;
-  for (u64 grp = at.cid; grp < g.ngroups; grp += at.nclusters) {
+  __shared__ unsigned long long slots[2];
+  Taker<kCluster> taker(g.counter, at, slots);
+  u64 grp = taker.first();
+  for (unsigned turn = 1; grp < g.ngroups; turn ^= 1) {
+    taker.take(turn);
+    u64 next;
     if constexpr (kCluster) {
       E* row = d + grp * n;
       const u32 j0 = at.rank << g.pshift;
@@ -450,6 +519,7 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
       const unsigned lead = span_lead(row);
       load_span<false>(s, row + j0, len);
       barrier<kCluster>();
+      next = taker.next(grp, turn);
       if (threadIdx.x < len) {
         It it(g.mp, grp, j0 + threadIdx.x, kThreads);
         for (u32 t0 = threadIdx.x; t0 < len; t0 += U * kThreads) {
@@ -474,6 +544,7 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
       load_span<true>(s, base, u64(rows) * n);
       const unsigned lead = span_lead(base);
       __syncthreads();
+      next = taker.next(grp, turn);
       // tpr threads per row, each walking every tpr-th element of it.
       const unsigned lane = threadIdx.x & (g.tpr - 1), slots = kThreads >> g.tshift;
       for (u32 rr = threadIdx.x >> g.tshift; rr < rows; rr += slots) {
@@ -495,7 +566,9 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
       }
       __syncthreads();
     }
+    grp = next;
   }
+  taker.finish();
 }
 
 // The device-memory fallbacks: a batch already copied to `scratch` is
@@ -560,6 +633,7 @@ struct Gpu {
   std::size_t lone_cap = 0;  // the most shared memory one block may take (one block an SM)
   bool row_clusters = false;  // rows past kCap always in clusters (run 120's rule), for the timing test
   bool general_rows = false;  // coprime sides walk rows by the general iterator too, for the timing test
+  bool static_shares = false; // clusters take fixed shares of a step's items, for the timing test
 };
 
 Gpu gpu_of_current() {
@@ -577,6 +651,7 @@ Gpu gpu_of_current() {
   if (const char* e = std::getenv("GT_TEST_RECT_POW2_PARTS"); e && e[0] == '1') g.pow2_parts = true;
   if (const char* e = std::getenv("GT_TEST_RECT_ROW_CLUSTERS"); e && e[0] == '1') g.row_clusters = true;
   if (const char* e = std::getenv("GT_TEST_RECT_GENERAL_ROWS"); e && e[0] == '1') g.general_rows = true;
+  if (const char* e = std::getenv("GT_TEST_RECT_FIXED_SHARES"); e && e[0] == '1') g.static_shares = true;
   int optin = 0;
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   g.lone_cap = std::size_t(std::max(0, optin));
@@ -696,7 +771,8 @@ bool rows_need_scratch(u64 n, std::size_t S, const Gpu& gpu) {
 }
 
 template <class E, class It>
-void row_step_with(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
+void row_step_with(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch,
+                   unsigned long long* counter) {
   constexpr std::size_t S = sizeof(E);
   const u64 m = mp.m, n = mp.n, row_bytes = n * S;
   // Rows that two blocks an SM hold go several to a block; a longer one
@@ -726,6 +802,7 @@ void row_step_with(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stre
   u64 part = 0;
   if (const unsigned cl = row_cluster(n, S, gpu, &part)) {
     RowArgs g{mp, rect::narrow(mp), 1, m, u32(part), log2_of(part)};
+    g.counter = counter;
     if (launch_clusters(row_kernel<E, true, It>, cl, span_bytes(part, S), m, stream, d, g)) return;
   }
   // Rows longer than a cluster holds: batches of rows through device memory.
@@ -746,11 +823,12 @@ void row_step_with(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stre
 // 27.4 -> 43.4, f16 50.6 -> 71.8, f32 81.6 -> 86.6, f32 16383x16385 75.7 ->
 // 85.2, u8 5003x150001 38.9 -> 52.9; 8 and 16 bytes unchanged).
 template <class E>
-void row_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch) {
+void row_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch,
+              unsigned long long* counter) {
   if (mp.c == 1 && !gpu.general_rows)
-    row_step_with<E, rect::CoprimeShuffleIterT<u32>>(d, mp, gpu, stream, scratch);
+    row_step_with<E, rect::CoprimeShuffleIterT<u32>>(d, mp, gpu, stream, scratch, counter);
   else
-    row_step_with<E, rect::ShuffleIterT<u32>>(d, mp, gpu, stream, scratch);
+    row_step_with<E, rect::ShuffleIterT<u32>>(d, mp, gpu, stream, scratch, counter);
 }
 
 // How a band step runs on chip: one block per band of `width` columns, or
@@ -815,7 +893,7 @@ BandPlan plan_band(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu) {
 // `rinv`, R's inverse, for its scatter form on chip).
 template <class E, Band kMode>
 void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, LazyScratch& scratch,
-               const std::uint32_t* rinv) {
+               const std::uint32_t* rinv, unsigned long long* counter) {
   constexpr std::size_t S = sizeof(E);
   const u64 m = mp.m, n = mp.n;
   const BandPlan bp = plan_band(kMode, m, n, S, gpu);
@@ -830,7 +908,9 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
       GT_CUDA_LAUNCHED("inplace-rect");
       return true;
     }
-    return launch_clusters(clustered, bp.cluster, smem, g.nbands, stream, d, g, args...);
+    BandArgs gc = g;
+    gc.counter = counter;
+    return launch_clusters(clustered, bp.cluster, smem, g.nbands, stream, d, gc, args...);
   };
   if (bp.width) {
     if constexpr (kMode == Band::permute) {
@@ -853,6 +933,17 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
                                                                                                    wt_shift, row_chunk);
     GT_CUDA_LAUNCHED("inplace-rect");
   }
+}
+
+// The counters of the steps' clusters (Taker), zeroed on the stream: one
+// per step (rotation, rows, permutation). None without clusters, or for the
+// timing test's fixed shares.
+constexpr int kCounterRotate = 0, kCounterRows = 1, kCounterPermute = 2;
+std::unique_ptr<Scratch> make_counters(const Gpu& gpu, cudaStream_t stream) {
+  if (!gpu.clusters || gpu.static_shares) return nullptr;
+  auto c = std::make_unique<Scratch>(3 * sizeof(unsigned long long), stream);
+  GT_CUDA_CHECK(cudaMemsetAsync(c->get(), 0, c->bytes(), stream));
+  return c;
 }
 
 // R's inverse for the permutation's scatter form, where that runs on chip,
@@ -1116,11 +1207,17 @@ void launch_inplace_rect(const void* in, void*, const Problem& p, cudaStream_t s
         plan_band(Band::permute, m, n, S, gpu).width == 0)
       (void)scratch.get();
     const std::unique_ptr<Scratch> rinv = make_rinv(mp, S, gpu, stream);
-    if (mp.c > 1 && (gpu.steps & kStepRotate)) band_step<E, Band::rotate>(d, mp, gpu, stream, scratch, nullptr);
-    if (gpu.steps & kStepRows) row_step(d, mp, gpu, stream, scratch);
+    const std::unique_ptr<Scratch> counters = make_counters(gpu, stream);
+    const auto counter = [&](int k) {
+      return counters ? static_cast<unsigned long long*>(counters->get()) + k : nullptr;
+    };
+    if (mp.c > 1 && (gpu.steps & kStepRotate))
+      band_step<E, Band::rotate>(d, mp, gpu, stream, scratch, nullptr, counter(kCounterRotate));
+    if (gpu.steps & kStepRows) row_step(d, mp, gpu, stream, scratch, counter(kCounterRows));
     if (gpu.steps & kStepColumns)
       band_step<E, Band::permute>(d, mp, gpu, stream, scratch,
-                                  rinv ? static_cast<const std::uint32_t*>(rinv->get()) : nullptr);
+                                  rinv ? static_cast<const std::uint32_t*>(rinv->get()) : nullptr,
+                                  counter(kCounterPermute));
   });
 }
 

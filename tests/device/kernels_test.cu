@@ -431,6 +431,47 @@ INSTANTIATE_TEST_SUITE_P(InplaceRect, RectNoClusters,
                          ::testing::ValuesIn(rect_cases(kRectNoClusters, std::size(kRectNoClusters))),
                          [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
 
+// The permutation's clusters with fixed shares of the bands
+// (GT_TEST_RECT_STATIC_BANDS=1, the timing test's comparison) instead of
+// bands from a counter: both orders bit-exact.
+const Shape kRectStaticBands[] = {{13001, 517, 0, 0, "13001x517"}, {1000, 999, 0, 0, "1000x999"},
+                                  {5000, 7, 0, 0, "5000x7"}};
+
+class RectStaticBands : public Catalogue {};
+
+TEST_P(RectStaticBands, MatchesPattern) {
+  setenv("GT_TEST_RECT_STATIC_BANDS", "1", 1);
+  std::string skip;
+  run_case(GetParam(), case_name(GetParam()) + "_static", &skip);
+  unsetenv("GT_TEST_RECT_STATIC_BANDS");
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+INSTANTIATE_TEST_SUITE_P(InplaceRect, RectStaticBands,
+                         ::testing::ValuesIn(rect_cases(kRectStaticBands, std::size(kRectStaticBands))),
+                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
+
+// The steps' clusters with fixed shares of their bands and rows
+// (GT_TEST_RECT_FIXED_SHARES=1, the timing test's comparison) instead of
+// items from a counter: the rotation, rows and the permutation in clusters,
+// both ways bit-exact.
+const Shape kRectFixedShares[] = {{13001, 517, 0, 0, "13001x517"}, {12345, 678, 0, 0, "12345x678"},
+                                  {6, 300000, 0, 0, "6x300000"},   {5000, 7, 0, 0, "5000x7"}};
+
+class RectFixedShares : public Catalogue {};
+
+TEST_P(RectFixedShares, MatchesPattern) {
+  setenv("GT_TEST_RECT_FIXED_SHARES", "1", 1);
+  std::string skip;
+  run_case(GetParam(), case_name(GetParam()) + "_fixed", &skip);
+  unsetenv("GT_TEST_RECT_FIXED_SHARES");
+  if (!skip.empty()) GTEST_SKIP() << skip;
+}
+
+INSTANTIATE_TEST_SUITE_P(InplaceRect, RectFixedShares,
+                         ::testing::ValuesIn(rect_cases(kRectFixedShares, std::size(kRectFixedShares))),
+                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
+
 // One small run of every kernel and element size, at shapes that take every
 // path (16-byte tiles, partial tiles, leading dimensions): the target of the
 // compute-sanitizer memcheck and racecheck runs in scripts/gpu-check.sh.

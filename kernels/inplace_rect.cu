@@ -868,12 +868,8 @@ std::size_t band_smem(Band mode, u64 rows, u64 w, std::size_t S) {
 // idle block (run 84's 13001-row bands in clusters of 16 x 1024 rows left 3
 // blocks of 16 without rows) and a band fits a smaller cluster or a wider
 // band.
-BandPlan plan_band(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu) {
+BandPlan plan_band_for(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu, u64 target) {
   const u64 wn = pow2_at_least(n);
-  const u64 target = gpu.band_bytes      ? gpu.band_bytes
-                     : mode == Band::rotate ? kBandBytes
-                     : S == 1               ? kPermuteBandBytes1
-                                            : kPermuteBandBytes;
   const auto fits = [&](u64 rows, u64 w) { return band_smem(mode, rows, w, S) <= kCap; };
   const auto lone = [&](u64 w) { return BandPlan{w, 1, m, band_smem(mode, m, w, S)}; };
   // One block per band where a band of the target width fits: the widest
@@ -899,6 +895,30 @@ BandPlan plan_band(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu) {
   }
   if (fits(m, 1)) return lone(1);
   return {};  // through device memory
+}
+
+// 8-byte elements whose permutation takes a cluster at 128 bytes take
+// 256-byte bands where a cluster of up to 16 holds them (rows up to about
+// 7000): runs 137-138, column step, % of a copy, 128 -> 256 bytes, two
+// processes each: f64 5003x40009 62.4-63.3 -> 73.4-73.6, 6500x10325
+// 71.7-73.3 -> 83.5-84.0, 3001x20011 69.0-69.2 -> 85.8-86.0 (whole 41.5 ->
+// 46.8), 7001x9001 64.0-64.2 -> 71.6-71.7, 4001x30011 unchanged. (4-, 2- and
+// 1-byte elements lost 0-6 points at 256; 16-byte ones gained at c128
+// 6500x5163, 76.3 -> 83.7, and lost at 4001x30011, 74.4 -> 71.3: they keep
+// 128.)
+constexpr u64 kPermuteBandBytes8 = 256;
+
+BandPlan plan_band(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu) {
+  const u64 target = gpu.band_bytes      ? gpu.band_bytes
+                     : mode == Band::rotate ? kBandBytes
+                     : S == 1               ? kPermuteBandBytes1
+                                            : kPermuteBandBytes;
+  const BandPlan bp = plan_band_for(mode, m, n, S, gpu, target);
+  if (mode == Band::permute && S == 8 && !gpu.band_bytes && bp.cluster > 1) {
+    const BandPlan wide = plan_band_for(mode, m, n, S, gpu, kPermuteBandBytes8);
+    if (wide.width * S == kPermuteBandBytes8) return wide;
+  }
+  return bp;
 }
 
 // A band step over the matrix: step 1 (rotation) or 3 (permutation, with

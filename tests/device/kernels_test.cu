@@ -417,38 +417,22 @@ TEST_P(Rect, MatchesPattern) {
 INSTANTIATE_TEST_SUITE_P(InplaceRect, Rect, ::testing::ValuesIn(rect_cases(kRect, std::size(kRect))),
                          [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
 
-class RectNoClusters : public Catalogue {};
-
-TEST_P(RectNoClusters, MatchesPattern) {
-  setenv("GT_TEST_RECT_NO_CLUSTERS", "1", 1);
+// Runs case c with one of inplace-rect's test switches set to 1, named with
+// `suffix`.
+void run_with_switch(const Case& c, const char* var, const std::string& suffix) {
+  setenv(var, "1", 1);
   std::string skip;
-  run_case(GetParam(), case_name(GetParam()) + "_noclusters", &skip);
-  unsetenv("GT_TEST_RECT_NO_CLUSTERS");
+  run_case(c, case_name(c) + suffix, &skip);
+  unsetenv(var);
   if (!skip.empty()) GTEST_SKIP() << skip;
 }
+
+class RectNoClusters : public Catalogue {};
+
+TEST_P(RectNoClusters, MatchesPattern) { run_with_switch(GetParam(), "GT_TEST_RECT_NO_CLUSTERS", "_noclusters"); }
 
 INSTANTIATE_TEST_SUITE_P(InplaceRect, RectNoClusters,
                          ::testing::ValuesIn(rect_cases(kRectNoClusters, std::size(kRectNoClusters))),
-                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
-
-// The permutation's clusters with fixed shares of the bands
-// (GT_TEST_RECT_STATIC_BANDS=1, the timing test's comparison) instead of
-// bands from a counter: both orders bit-exact.
-const Shape kRectStaticBands[] = {{13001, 517, 0, 0, "13001x517"}, {1000, 999, 0, 0, "1000x999"},
-                                  {5000, 7, 0, 0, "5000x7"}};
-
-class RectStaticBands : public Catalogue {};
-
-TEST_P(RectStaticBands, MatchesPattern) {
-  setenv("GT_TEST_RECT_STATIC_BANDS", "1", 1);
-  std::string skip;
-  run_case(GetParam(), case_name(GetParam()) + "_static", &skip);
-  unsetenv("GT_TEST_RECT_STATIC_BANDS");
-  if (!skip.empty()) GTEST_SKIP() << skip;
-}
-
-INSTANTIATE_TEST_SUITE_P(InplaceRect, RectStaticBands,
-                         ::testing::ValuesIn(rect_cases(kRectStaticBands, std::size(kRectStaticBands))),
                          [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
 
 // The steps' clusters with fixed shares of their bands and rows
@@ -460,13 +444,7 @@ const Shape kRectFixedShares[] = {{13001, 517, 0, 0, "13001x517"}, {12345, 678, 
 
 class RectFixedShares : public Catalogue {};
 
-TEST_P(RectFixedShares, MatchesPattern) {
-  setenv("GT_TEST_RECT_FIXED_SHARES", "1", 1);
-  std::string skip;
-  run_case(GetParam(), case_name(GetParam()) + "_fixed", &skip);
-  unsetenv("GT_TEST_RECT_FIXED_SHARES");
-  if (!skip.empty()) GTEST_SKIP() << skip;
-}
+TEST_P(RectFixedShares, MatchesPattern) { run_with_switch(GetParam(), "GT_TEST_RECT_FIXED_SHARES", "_fixed"); }
 
 INSTANTIATE_TEST_SUITE_P(InplaceRect, RectFixedShares,
                          ::testing::ValuesIn(rect_cases(kRectFixedShares, std::size(kRectFixedShares))),

@@ -289,8 +289,8 @@ __global__ void __launch_bounds__(kThreads, 2) rotate_kernel(E* d, BandArgs g) {
   const u64 n = g.mp.n, jump = u64(t.rstep) * n;
   // The thread's rows are the same in every band: their walk starts from one state.
   const rect::RotIterT<u32> rows_from(g.mp, t.row0 + t.ti, t.rstep);
-  __shared__ unsigned long long slots[2];
-  Taker<kCluster> taker(g.counter, at, slots);
+  __shared__ unsigned long long taken[2];  // Taker's slots
+  Taker<kCluster> taker(g.counter, at, taken);
   u64 band = taker.first();
   for (unsigned turn = 1; band < g.nbands; turn ^= 1) {
     taker.take(turn);
@@ -374,8 +374,8 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
   // Diagonals x = 0 .. count + W - 2 of this block's rows: thread tj's
   // element of diagonal x is local row x + tj - (W - 1).
   const u32 diagonals = th.count + W - 1;
-  __shared__ unsigned long long slots[2];
-  Taker<kCluster> taker(g.counter, at, slots);
+  __shared__ unsigned long long taken[2];  // Taker's slots
+  Taker<kCluster> taker(g.counter, at, taken);
   u64 band = taker.first();
   for (unsigned turn = 1; band < g.nbands; turn ^= 1) {
     taker.take(turn);
@@ -516,8 +516,8 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
   const Place<kCluster> at;
   const u64 m = g.mp.m;
   const u32 n = g.mp32.n;
-  __shared__ unsigned long long slots[2];
-  Taker<kCluster> taker(g.counter, at, slots);
+  __shared__ unsigned long long taken[2];  // Taker's slots
+  Taker<kCluster> taker(g.counter, at, taken);
   u64 grp = taker.first();
   for (unsigned turn = 1; grp < g.ngroups; turn ^= 1) {
     taker.take(turn);

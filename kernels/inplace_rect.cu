@@ -432,8 +432,8 @@ struct RowArgs {
   rect::Maps32 mp32;  // mp in 32 bits (its b, c and shift_a are exact)
   u32 group;    // rows per block (1 in clusters)
   u64 ngroups;
-  u32 part;     // elements of the row per block of a cluster (a power of two)
-  unsigned pshift;
+  u32 part;     // elements of the row per block of a cluster (a multiple of 16 / S)
+  u64 pinv;     // ceil(2^40 / part): src / part = (src * pinv) >> 40 for every src of a row on chip
   unsigned tpr = kThreads, tshift = 9;  // threads per row without clusters (a power of two)
   unsigned long long* counter = nullptr;  // the rows' counter (Taker): clusters only
 };
@@ -524,7 +524,7 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
     u64 next;
     if constexpr (kCluster) {
       E* row = d + grp * n;
-      const u32 j0 = at.rank << g.pshift;
+      const u32 j0 = at.rank * g.part;
       const u32 len = j0 < n ? min(g.part, n - j0) : 0;
       // Every block's part starts at the same offset in its 16-byte word
       // (part * S is a multiple of 16), so each finds its elements at `lead`.
@@ -540,7 +540,8 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
           for (int u = 0; u < U; ++u)
             if (t0 + u * kThreads < len) {
               const u32 src = it.value(g.mp32);
-              v[u] = shared_of<kCluster>(s, src >> g.pshift)[lead + (src & (g.part - 1))];
+              const u32 rank = u32((u64(src) * g.pinv) >> 40);
+              v[u] = shared_of<kCluster>(s, rank)[lead + (src - rank * g.part)];
               it.advance(g.mp32);
             }
 #pragma unroll
@@ -646,6 +647,7 @@ struct Gpu {
   bool row_clusters = false;  // rows past kCap always in clusters (run 120's rule), for the timing test
   bool general_rows = false;  // coprime sides walk rows by the general iterator too, for the timing test
   bool static_shares = false; // clusters take fixed shares of a step's items, for the timing test
+  bool pow2_row_parts = false; // a long row's parts powers of two (before run 139), for the timing test
 };
 
 Gpu gpu_of_current() {
@@ -664,6 +666,7 @@ Gpu gpu_of_current() {
   if (const char* e = std::getenv("GT_TEST_RECT_ROW_CLUSTERS"); e && e[0] == '1') g.row_clusters = true;
   if (const char* e = std::getenv("GT_TEST_RECT_GENERAL_ROWS"); e && e[0] == '1') g.general_rows = true;
   if (const char* e = std::getenv("GT_TEST_RECT_FIXED_SHARES"); e && e[0] == '1') g.static_shares = true;
+  if (const char* e = std::getenv("GT_TEST_RECT_POW2_ROW_PARTS"); e && e[0] == '1') g.pow2_row_parts = true;
   int optin = 0;
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   g.lone_cap = std::size_t(std::max(0, optin));
@@ -759,13 +762,22 @@ std::size_t scratch_bytes(u64 m, u64 n, std::size_t S) {
 }
 
 // The smallest cluster that holds a row of n elements (0 when none of up
-// to 16 blocks does, or the GPU has no clusters), and each block's part.
+// to 16 blocks does, or the GPU has no clusters), and each block's part:
+// ceil(n / cl) rounded up to whole 16-byte words, so that every block's part
+// starts at the same offset in its word (row_kernel's `lead`), and every
+// block holds elements. Parts were powers of two until run 139 (clusters of
+// 2, 4, 8 or 16, with blocks left idle: f64 rows of 40009 took 8 blocks of
+// 8192, 5 of them holding elements); GT_TEST_RECT_POW2_ROW_PARTS=1 keeps
+// that for the timing test. A row on chip has n <= 16 * kCap / S < 2^21
+// elements and a part at most kCap / S < 2^17, so src * part < 2^40 and
+// (src * ceil(2^40 / part)) >> 40 is src / part exactly (RowArgs::pinv).
 unsigned row_cluster(u64 n, std::size_t S, const Gpu& gpu, u64* part) {
-  if (gpu.clusters)
-    for (unsigned cl = 2; cl <= kMaxCluster; cl *= 2) {
-      *part = pow2_at_least((n + cl - 1) / cl);
-      if (*part * S <= kCap) return cl;
-    }
+  if (!gpu.clusters) return 0;
+  const u64 word = std::max<u64>(1, 16 / S);
+  for (unsigned cl = 2; cl <= kMaxCluster; cl = gpu.pow2_row_parts ? cl * 2 : cl + 1) {
+    *part = gpu.pow2_row_parts ? pow2_at_least((n + cl - 1) / cl) : ((n + cl - 1) / cl + word - 1) / word * word;
+    if (*part * S <= kCap) return cl;
+  }
   return 0;
 }
 
@@ -813,7 +825,7 @@ void row_step_with(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stre
   }
   u64 part = 0;
   if (const unsigned cl = row_cluster(n, S, gpu, &part)) {
-    RowArgs g{mp, rect::narrow(mp), 1, m, u32(part), log2_of(part)};
+    RowArgs g{mp, rect::narrow(mp), 1, m, u32(part), ((u64(1) << 40) + part - 1) / part};
     g.counter = counter;
     if (launch_clusters(row_kernel<E, true, It>, cl, span_bytes(part, S), m, stream, d, g)) return;
   }

@@ -9,8 +9,8 @@
 //   - a row step holds whole rows in one block's shared memory (several short
 //     rows per block; a row up to a block's most, about 227 KiB on sm_90,
 //     alone in a block, one block an SM), or one longer row spread over a
-//     cluster of up to 16 blocks (distributed shared memory, sm_90), loaded
-//     as aligned 16-byte words;
+//     cluster of 2 to 16 blocks with parts of any size (distributed shared
+//     memory, sm_90), loaded as aligned 16-byte words;
 //   - a column step holds a band of W columns (W elements of 32 bytes or
 //     more where it fits) of every row, in one block or spread over a
 //     cluster. The rotation gathers (each block writes its rows, reading the

@@ -646,7 +646,7 @@ struct Gpu {
   std::size_t lone_cap = 0;  // the most shared memory one block may take (one block an SM)
   bool row_clusters = false;  // rows past kCap always in clusters (run 120's rule), for the timing test
   bool general_rows = false;  // coprime sides walk rows by the general iterator too, for the timing test
-  bool static_shares = false; // clusters take fixed shares of a step's items, for the timing test
+  bool fixed_shares = false;  // clusters take fixed shares of a step's items, for the timing test
   bool pow2_row_parts = false; // a long row's parts powers of two (before run 139), for the timing test
 };
 
@@ -665,7 +665,7 @@ Gpu gpu_of_current() {
   if (const char* e = std::getenv("GT_TEST_RECT_POW2_PARTS"); e && e[0] == '1') g.pow2_parts = true;
   if (const char* e = std::getenv("GT_TEST_RECT_ROW_CLUSTERS"); e && e[0] == '1') g.row_clusters = true;
   if (const char* e = std::getenv("GT_TEST_RECT_GENERAL_ROWS"); e && e[0] == '1') g.general_rows = true;
-  if (const char* e = std::getenv("GT_TEST_RECT_FIXED_SHARES"); e && e[0] == '1') g.static_shares = true;
+  if (const char* e = std::getenv("GT_TEST_RECT_FIXED_SHARES"); e && e[0] == '1') g.fixed_shares = true;
   if (const char* e = std::getenv("GT_TEST_RECT_POW2_ROW_PARTS"); e && e[0] == '1') g.pow2_row_parts = true;
   int optin = 0;
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
@@ -984,7 +984,7 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
 // timing test's fixed shares.
 constexpr int kCounterRotate = 0, kCounterRows = 1, kCounterPermute = 2;
 std::unique_ptr<Scratch> make_counters(const Gpu& gpu, cudaStream_t stream) {
-  if (!gpu.clusters || gpu.static_shares) return nullptr;
+  if (!gpu.clusters || gpu.fixed_shares) return nullptr;
   auto c = std::make_unique<Scratch>(3 * sizeof(unsigned long long), stream);
   GT_CUDA_CHECK(cudaMemsetAsync(c->get(), 0, c->bytes(), stream));
   return c;

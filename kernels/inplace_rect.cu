@@ -218,8 +218,8 @@ struct BandArgs {
   rect::Maps32 mp32;     // mp in 32 bits (its m is exact on chip)
   u32 width = 1;         // W columns per band, a power of two <= kThreads
   unsigned wshift = 0;   // log2 W
-  u32 part = 0;          // rows per block of a cluster (a power of two for the rotation); all rows without clusters
-  unsigned pshift = 0;   // log2 part (the rotation's)
+  u32 part = 0;          // rows per block of a cluster; all rows without clusters
+  u64 pinv = 0;          // ceil(2^40 / part): the rotation's src / part = (src * pinv) >> 40 (src < 16 kCap, part <= kCap: src * part < 2^38)
   u64 nbands = 0;
   unsigned long long* counter = nullptr;  // the bands' counter (Taker): clusters only
 };
@@ -310,9 +310,10 @@ __global__ void __launch_bounds__(kThreads, 2) rotate_kernel(E* d, BandArgs g) {
           if (r0 + u * t.rstep < t.count) {
             u32 src = it.value(g.mp32) + cj;
             if (src >= m) src -= m;
-            if constexpr (kCluster)
-              v[u] = shared_of<kCluster>(s, src >> g.pshift)[(src & (g.part - 1)) * W + t.tj];
-            else
+            if constexpr (kCluster) {
+              const u32 rank = u32((u64(src) * g.pinv) >> 40);
+              v[u] = shared_of<kCluster>(s, rank)[(src - rank * g.part) * W + t.tj];
+            } else
               v[u] = s[src * W + t.tj];
             it.advance(g.mp32);
           }
@@ -648,6 +649,7 @@ struct Gpu {
   bool general_rows = false;  // coprime sides walk rows by the general iterator too, for the timing test
   bool fixed_shares = false;  // clusters take fixed shares of a step's items, for the timing test
   bool pow2_row_parts = false; // a long row's parts powers of two (before run 139), for the timing test
+  bool pow2_rotation = false;  // the rotation's parts powers of two at every size (before run 142), for the timing test
 };
 
 Gpu gpu_of_current() {
@@ -667,6 +669,7 @@ Gpu gpu_of_current() {
   if (const char* e = std::getenv("GT_TEST_RECT_GENERAL_ROWS"); e && e[0] == '1') g.general_rows = true;
   if (const char* e = std::getenv("GT_TEST_RECT_FIXED_SHARES"); e && e[0] == '1') g.fixed_shares = true;
   if (const char* e = std::getenv("GT_TEST_RECT_POW2_ROW_PARTS"); e && e[0] == '1') g.pow2_row_parts = true;
+  if (const char* e = std::getenv("GT_TEST_RECT_POW2_ROTATION"); e && e[0] == '1') g.pow2_rotation = true;
   int optin = 0;
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   g.lone_cap = std::size_t(std::max(0, optin));
@@ -874,8 +877,17 @@ std::size_t band_smem(Band mode, u64 rows, u64 w, std::size_t S) {
   return std::size_t(((band + 15) & ~u64(15)) + (rows + w - 1) * sizeof(std::uint32_t));
 }
 
-// The rotation's blocks read their neighbours' rows by rank and offset
-// (src >> pshift): its parts are powers of two. The permutation's blocks
+// The rotation's blocks read their neighbours' rows by rank and offset (the
+// rank by a multiply, as the row step's), so its parts may be of any size:
+// ceil(m / cluster) rows, in the smallest cluster that holds them, except
+// for 8-byte elements, which keep power-of-two parts. Runs 140-142, the
+// rotation step alone, % of a copy, same process, power-of-two parts ->
+// even parts in the smallest cluster: f32 12345x6789 48.3 -> 53.9, 13000x20650
+// 50.0 -> 54.4, 6000x4002 53.0 -> 58.4; f16 12345x6789 38.8 -> 49.9,
+// 15000x10002 38.8 -> 40.4; u8 12345x6789 21.5 -> 26.9; c128 6000x4002 65.1
+// -> 73.7, 4002x6000 74.4 -> 74.6; but f64 6500x10325 68.8 -> 62.3 (even
+// parts in the power-of-two rule's cluster 66.9), 13000x20650 56.4 -> 55.2
+// (53.1), 12345x6789 54.4 -> 55.1 (52.8). The permutation's blocks
 // read only their own: ceil(m / cluster) rows each, so a cluster holds no
 // idle block (run 84's 13001-row bands in clusters of 16 x 1024 rows left 3
 // blocks of 16 without rows) and a band fits a smaller cluster or a wider
@@ -900,7 +912,10 @@ BandPlan plan_band_for(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu, u
     if (fits(m, w)) return lone(w);
     if (gpu.clusters)
       for (unsigned cl = 2; cl <= kMaxCluster; cl *= 2) {
-        const u64 part = mode == Band::rotate || gpu.pow2_parts ? pow2_at_least((m + cl - 1) / cl) : (m + cl - 1) / cl;
+        const u64 even = (m + cl - 1) / cl, pow2 = pow2_at_least(even);
+        // The rotation's parts: even, but powers of two for 8-byte elements (above).
+        const bool pow2_parts = mode == Band::rotate ? S == 8 || gpu.pow2_rotation : gpu.pow2_parts;
+        const u64 part = pow2_parts ? pow2 : even;
         if (fits(part, w)) return {w, cl, part, band_smem(mode, part, w, S)};
       }
     if (w == 1) break;
@@ -942,8 +957,8 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
   const u64 m = mp.m, n = mp.n;
   const BandPlan bp = plan_band(kMode, m, n, S, gpu);
   // On chip (width > 0) m < 16 * kCap: every BandArgs field is exact.
-  BandArgs g{mp, rect::narrow(mp), u32(bp.width), log2_of(bp.width), u32(bp.part), log2_of(bp.part),
-             (n + bp.width - 1) / std::max<u64>(1, bp.width)};
+  BandArgs g{mp, rect::narrow(mp), u32(bp.width), log2_of(bp.width), u32(bp.part),
+             bp.part ? ((u64(1) << 40) + bp.part - 1) / bp.part : 0, (n + bp.width - 1) / std::max<u64>(1, bp.width)};
   const std::size_t smem = bp.smem;
   const auto on_chip = [&](auto lone, auto clustered, auto... args) {
     if (bp.cluster == 1) {

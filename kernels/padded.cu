@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
       TileRegs<Cfg> regs;
       load_tile<Cfg, MISALIGNED>(regs, in + (r0 * d.ld_in + c0) * S, d.ld_in * S, limit);
-      stash_tile<Cfg>(regs, sm);
+      stash_tile<Cfg, MISALIGNED>(regs, sm);
       __syncthreads();
       store_tile<Cfg, MISALIGNED>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
     } else {
@@ -462,8 +462,10 @@ struct PaddedTunings<1> {
   // 256x128-byte tiles, 512 threads, two blocks per SM (63 registers, no
   // spills): 76.1 / 70.7 / 71.5% at 12345x6789 / 16383x16385 / 16383x32769
   // against 63.8 / 59.3 / 60.4 for 512x128 (115 registers, one block).
+  // Realigned one offset a warp (super.cuh: Realign): 1.2-2.7 points over
+  // lane by lane in runs 141 and 142.
   static constexpr bool kMisalignedTile = true;
-  using Mis = SuperCfg<1, 64, 32, 512, 2, false, false, false>;
+  using Mis = Realign<SuperCfg<1, 64, 32, 512, 2, false, false, false>, true>;
   using Small = SuperCfg<1, 16, 16, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<1, 64, 64, 256>;
   // 256x128 bytes per tile: run 1 (H100, 2026-11-22) 88.9% vs 87.3% for
@@ -489,6 +491,8 @@ struct PaddedTunings<2> {
   // blocks per SM (64 registers, no spills): 83.1 / 81.7 / 81.6% at 12345x6789
   // / 16383x16385 / 16383x32769 against 77.0 / 75.5 / 75.6 for 256x128 (127
   // registers, one block).
+  // Realigned lane by lane: one offset a warp (super.cuh: Realign) gained 0.6
+  // points in run 141 and lost 4.9-5.8 in run 142.
   static constexpr bool kMisalignedTile = true;
   using Mis = SuperCfg<2, 64, 32, 512, 2, false, false, false>;
   using Small = SuperCfg<2, 16, 16, 64, 1, false, false, false>;
@@ -600,6 +604,15 @@ std::vector<Variant> padded_variants() {
     // The paths the default does not take for rows not 16-byte aligned.
     v.push_back({base + "-misaligned-own", params + ", rows not 16-byte aligned on the misaligned tile path with these tiles",
                  false, launch_cfg<D, true, true, true, D>});
+    // The default's misaligned tiles with the other realignment (super.cuh: Realign).
+    v.push_back({base + "-misaligned-lanes",
+                 params + ", rows not 16-byte aligned on the misaligned tile path (" +
+                     cfg_params<typename Tn::Mis>() + ") realigned lane by lane (window16)",
+                 false, launch_cfg<D, true, true, true, Realign<typename Tn::Mis, false>>});
+    v.push_back({base + "-misaligned-uniform",
+                 params + ", rows not 16-byte aligned on the misaligned tile path (" +
+                     cfg_params<typename Tn::Mis>() + ") realigned one offset a warp (window_uniform)",
+                 false, launch_cfg<D, true, true, true, Realign<typename Tn::Mis, true>>});
     v.push_back({base + "-elemtile", params + ", rows not 16-byte aligned on the compile-time element tile", false,
                  launch_cfg<D, true, false, true>});
     v.push_back({base + "-old-element", params + ", rows not 16-byte aligned on the general element path", false,

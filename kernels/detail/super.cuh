@@ -212,22 +212,26 @@ __device__ __forceinline__ uint4 extra_word(const MisalignedRead& r, bool last, 
   return last && r.m != 0 && r.a + 32 <= limit ? load16<STREAM>(r.a + 16) : make_uint4(0, 0, 0, 0);
 }
 
+// The word after a segment that ends the matrix: only its first m bytes
+// are the matrix's, read byte by byte.
+__device__ __forceinline__ uint4 tail_word(const MisalignedRead& r) {
+  unsigned b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+  for (unsigned i = 0; i < r.m; ++i) {
+    const unsigned v = unsigned(r.a[16 + i]) << (8 * (i & 3u));
+    if (i < 4) b0 |= v;
+    else if (i < 8) b1 |= v;
+    else if (i < 12) b2 |= v;
+    else b3 |= v;
+  }
+  return make_uint4(b0, b1, b2, b3);
+}
+
 template <std::size_t S, int G>
 __device__ __forceinline__ uint4 realign(const uint4& w, uint4 extra, const MisalignedRead& r, bool last,
                                          const unsigned char* limit) {
   uint4 next = shfl_down16(w, G);
   if (last && r.m != 0) {
-    if (r.a + 32 > limit) {  // the matrix's last bytes: only the first m bytes of that word are ours
-      unsigned b0 = 0, b1 = 0, b2 = 0, b3 = 0;
-      for (unsigned i = 0; i < r.m; ++i) {
-        const unsigned v = unsigned(r.a[16 + i]) << (8 * (i & 3u));
-        if (i < 4) b0 |= v;
-        else if (i < 8) b1 |= v;
-        else if (i < 12) b2 |= v;
-        else b3 |= v;
-      }
-      extra = make_uint4(b0, b1, b2, b3);
-    }
+    if (r.a + 32 > limit) extra = tail_word(r);  // the matrix's last bytes
     next = extra;
   }
   return window16<S>(w, next, r.m);
@@ -258,6 +262,131 @@ __device__ __forceinline__ void store16_any(unsigned char* q, const uint4& v, in
   }
 }
 
+// --- the same, where every lane of a warp shares one offset -------------------
+// When the groups of lanes in a warp take rows (or output rows) whose starts
+// lie at the same offset from a 16-byte boundary (the spread order below),
+// the offset is the same in every lane, so the realignment can branch on it:
+// each case shuffles only the neighbour's words it needs (1 to 4, 2.5 on
+// average for 1- and 2-byte rows) and takes them with static indices, where
+// window16 shuffles all four and picks among them with selects in every lane
+// (run 67 found half the 1-byte path's instructions were such selects). The
+// branch is the same in every lane, so the shuffles inside it see the whole
+// warp.
+
+// The 16 bytes at byte offset m (0..15, a multiple of S, the same in every
+// lane of the warp) of the 32 bytes w || next, where next (word j) is
+// nx(j): words of w for rotations by whole words, funnel shifts by the rest.
+template <std::size_t S, class Next>
+__device__ __forceinline__ uint4 window_uniform(const uint4& w, unsigned m, Next nx) {
+  if constexpr (S >= 16) {
+    return w;
+  } else if constexpr (S == 8) {
+    if (m == 0) return w;
+    return make_uint4(w.z, w.w, nx(0), nx(1));
+  } else {
+    const unsigned bs = (m & 3u) * 8u;
+    if (S >= 4 || bs == 0) {
+      switch (m >> 2) {
+        case 0: return w;
+        case 1: return make_uint4(w.y, w.z, w.w, nx(0));
+        case 2: return make_uint4(w.z, w.w, nx(0), nx(1));
+        default: return make_uint4(w.w, nx(0), nx(1), nx(2));
+      }
+    }
+    const auto f = [bs](unsigned a, unsigned b) { return __funnelshift_r(a, b, bs); };
+    switch (m >> 2) {
+      case 0: {
+        const unsigned n0 = nx(0);
+        return make_uint4(f(w.x, w.y), f(w.y, w.z), f(w.z, w.w), f(w.w, n0));
+      }
+      case 1: {
+        const unsigned n0 = nx(0), n1 = nx(1);
+        return make_uint4(f(w.y, w.z), f(w.z, w.w), f(w.w, n0), f(n0, n1));
+      }
+      case 2: {
+        const unsigned n0 = nx(0), n1 = nx(1), n2 = nx(2);
+        return make_uint4(f(w.z, w.w), f(w.w, n0), f(n0, n1), f(n1, n2));
+      }
+      default: {
+        const unsigned n0 = nx(0), n1 = nx(1), n2 = nx(2), n3 = nx(3);
+        return make_uint4(f(w.w, n0), f(n0, n1), f(n1, n2), f(n2, n3));
+      }
+    }
+  }
+}
+
+// realign() for a warp whose lanes share r.m.
+template <std::size_t S, int G>
+__device__ __forceinline__ uint4 realign_uniform(const uint4& w, uint4 extra, const MisalignedRead& r, bool last,
+                                                 const unsigned char* limit) {
+  if (last && r.m != 0 && r.a + 32 > limit) extra = tail_word(r);  // the matrix's last bytes
+  return window_uniform<S>(w, r.m, [&](int j) {
+    const unsigned n = __shfl_down_sync(0xffffffffu, word(w, j), 1, G);
+    return last ? word(extra, j) : n;
+  });
+}
+
+// store16_any() for a warp whose lanes share q's offset from a 16-byte boundary.
+template <std::size_t S, int G, bool STREAM>
+__device__ __forceinline__ void store16_uniform(unsigned char* q, const uint4& v, int g) {
+  const unsigned m = unsigned(reinterpret_cast<std::uintptr_t>(q) & 15u);
+  if (m == 0) {
+    store16<STREAM>(q, v);
+    return;
+  }
+  unsigned char* a = q - m;
+  // Bytes [16 - m, 16) of the previous lane's v, then bytes [0, 16 - m) of v:
+  // the window at 16 - m of prev || v, with prev's words shuffled in.
+  const int src = (int(threadIdx.x) - 1) & (G - 1);
+  const unsigned s = 16u - m;
+  uint4 w;
+  if constexpr (S == 8) {
+    w = make_uint4(__shfl_sync(0xffffffffu, v.z, src, G), __shfl_sync(0xffffffffu, v.w, src, G), v.x, v.y);
+  } else {
+    // window_uniform reads "w" words k.. from prev and "next" words from v:
+    // prev's words are shuffled only where the case reads them.
+    const auto p = [&](int j) { return __shfl_sync(0xffffffffu, word(v, j), src, G); };
+    const unsigned bs = (s & 3u) * 8u;
+    const auto f = [bs](unsigned x, unsigned y) { return __funnelshift_r(x, y, bs); };
+    if (S >= 4 || bs == 0) {
+      switch (s >> 2) {
+        case 1: w = make_uint4(p(1), p(2), p(3), v.x); break;
+        case 2: w = make_uint4(p(2), p(3), v.x, v.y); break;
+        default: w = make_uint4(p(3), v.x, v.y, v.z); break;
+      }
+    } else {
+      switch (s >> 2) {
+        case 0: {
+          const unsigned p0 = p(0), p1 = p(1), p2 = p(2), p3 = p(3);
+          w = make_uint4(f(p0, p1), f(p1, p2), f(p2, p3), f(p3, v.x));
+          break;
+        }
+        case 1: {
+          const unsigned p1 = p(1), p2 = p(2), p3 = p(3);
+          w = make_uint4(f(p1, p2), f(p2, p3), f(p3, v.x), f(v.x, v.y));
+          break;
+        }
+        case 2: {
+          const unsigned p2 = p(2), p3 = p(3);
+          w = make_uint4(f(p2, p3), f(p3, v.x), f(v.x, v.y), f(v.y, v.z));
+          break;
+        }
+        default: {
+          const unsigned p3 = p(3);
+          w = make_uint4(f(p3, v.x), f(v.x, v.y), f(v.y, v.z), f(v.z, v.w));
+          break;
+        }
+      }
+    }
+  }
+  if (g == 0) {
+    store_head<S>(a, w, m);
+    store_tail<S>(a + 16 * G, w, m);
+  } else {
+    store16<STREAM>(a, w);
+  }
+}
+
 // A tiling: TSR x TSC supers per tile, THREADS threads, at least MINB blocks
 // per SM (launch bounds), lane walk directions, cache policy.
 template <std::size_t S_, int TSR_, int TSC_, int THREADS_, int MINB_, bool A_DOWN_, bool B_ACROSS_, bool STREAM_>
@@ -266,6 +395,10 @@ struct SuperCfg {
   static constexpr int K = SuperShape<S>::K, C = SuperShape<S>::C;
   static constexpr int TSR = TSR_, TSC = TSC_, THREADS = THREADS_, MINB = MINB_;
   static constexpr bool A_DOWN = A_DOWN_, B_ACROSS = B_ACROSS_, STREAM = STREAM_;
+  // The misaligned path's realignment: false, every lane on its own
+  // (window16); true, one offset a warp (window_uniform, in the spread
+  // order). Realign<C, true> sets it.
+  static constexpr bool UNIFORM_REALIGN = false;
   static constexpr int TR = TSR * K, TC = TSC * C;  // tile in elements
   static constexpr int PITCH = TSC + 1;             // supers per shared row (odd)
   static constexpr int XA = TSC / K;                // A-blocks per super-row
@@ -291,10 +424,57 @@ struct SuperCfg {
 template <class C>
 constexpr bool can_misalign_v = !C::A_DOWN && !C::B_ACROSS && 32 % C::GA == 0 && 32 % C::GB == 0;
 
+// A tiling whose misaligned path realigns one offset a warp (U) or lane by
+// lane. Runs 141-142 (H100, % of a copy, same process, lane by lane -> one
+// offset a warp; 12345x6789, 16383x16385, 16383x32769): `padded` u8 77.1 ->
+// 79.8, 71.1 -> 72.6, 71.8 -> 73.3 (run 142: 76.8 -> 79.4, 71.2 -> 72.4, 71.6
+// -> 73.1); f16 84.3 -> 84.9, 81.8 -> 82.4, 81.7 -> 82.3 in run 141 but 89.0
+// -> 83.4, 81.7 -> 76.5, 81.4 -> 75.6 in run 142; f32 100.2 -> 82.9, 84.9 ->
+// 71.2 and f64 106.8 -> 93.4, 91.3 -> 80.1 (77 -> 95 and 66 -> 96 registers:
+// three blocks an SM -> two); `inplace-tiled` f16 67.4 -> 65.3, 70.5 -> 67.4,
+// f32 75.2 -> 73.6, u8 and f64 the same. So only `padded`'s 1-byte Mis
+// tiling takes it.
+template <class C, bool U>
+struct Realign : C {
+  static constexpr bool UNIFORM_REALIGN = U;
+};
+
+// The spread order (the misaligned path's, where the tiling allows it): the
+// groups of a warp (32 / GA on the load side, 32 / GB on the store side)
+// take super-rows (super-columns) 4 apart, instead of side by side. Four
+// super-rows are 4K input rows, whose byte distance 4K * S * ld is a
+// multiple of 16 at every element size (K * S is 4, 8 or 16), and four
+// super-columns are 4C output rows (C * S is 4, 8 or 16): so every lane of a
+// warp reads (writes) rows at the same offset from a 16-byte boundary, and
+// realigns with window_uniform. A line count that is not a multiple of four
+// warps' groups keeps the lane-by-lane path.
+template <int LINES, int PER>
+constexpr bool spreads_v = PER >= 32 || LINES % (4 * (32 / PER)) == 0;
+template <class C>
+constexpr bool warp_uniform_v = can_misalign_v<C> && C::UNIFORM_REALIGN && spreads_v<C::TSR, C::XA> &&
+                                spreads_v<C::TSC, C::Y>;
+
+// Block index a -> (line, position along it) in the spread order, PER
+// blocks a line (PER < 32: a warp holds 32 / PER lines).
+template <int PER>
+__device__ __forceinline__ void spread_coords(int a, int& line, int& pos) {
+  if constexpr (PER >= 32) {
+    line = a / PER;
+    pos = a % PER;
+  } else {
+    constexpr int NG = 32 / PER;
+    const int w = a >> 5, l = a & 31;
+    line = (w >> 2) * (4 * NG) + (w & 3) + 4 * (l / PER);
+    pos = l % PER;
+  }
+}
+
 // A-block a -> (super-row, A-block column).
-template <class Cfg>
+template <class Cfg, bool SPREAD = false>
 __device__ __forceinline__ void a_coords(int a, int& sr, int& xa) {
-  if constexpr (Cfg::A_DOWN) {
+  if constexpr (SPREAD) {
+    spread_coords<Cfg::XA>(a, sr, xa);
+  } else if constexpr (Cfg::A_DOWN) {
     sr = (a & 7) + 8 * ((a >> 3) / Cfg::XA);
     xa = (a >> 3) % Cfg::XA;
   } else {
@@ -304,9 +484,11 @@ __device__ __forceinline__ void a_coords(int a, int& sr, int& xa) {
 }
 
 // B-block b -> (super-column, B-block row).
-template <class Cfg>
+template <class Cfg, bool SPREAD = false>
 __device__ __forceinline__ void b_coords(int b, int& sc, int& y) {
-  if constexpr (Cfg::B_ACROSS) {
+  if constexpr (SPREAD) {
+    spread_coords<Cfg::Y>(b, sc, y);
+  } else if constexpr (Cfg::B_ACROSS) {
     sc = (b & 7) + 8 * ((b >> 3) / Cfg::Y);
     y = (b >> 3) % Cfg::Y;
   } else {
@@ -332,13 +514,14 @@ __device__ __forceinline__ void load_tile(TileRegs<Cfg>& regs, const unsigned ch
   static_assert(!MISALIGNED || (!Cfg::A_DOWN && 32 % Cfg::GA == 0 && Cfg::XA % Cfg::GA == 0),
                 "the misaligned path needs groups of lanes along one row");
   if constexpr (MISALIGNED) {
+    constexpr bool U = warp_uniform_v<Cfg>;
     uint4 extra[Cfg::NA][Cfg::K];
     MisalignedRead at[Cfg::NA][Cfg::K];
     bool last[Cfg::NA];
 #pragma unroll
     for (int i = 0; i < Cfg::NA; ++i) {
       int sr, xa;
-      a_coords<Cfg>(i * Cfg::THREADS + int(threadIdx.x), sr, xa);
+      a_coords<Cfg, U>(i * Cfg::THREADS + int(threadIdx.x), sr, xa);
       last[i] = xa % Cfg::GA == Cfg::GA - 1;
       const unsigned char* p = src + std::uint64_t(sr * Cfg::K) * in_pitch + xa * 16;
 #pragma unroll
@@ -351,7 +534,12 @@ __device__ __forceinline__ void load_tile(TileRegs<Cfg>& regs, const unsigned ch
 #pragma unroll
     for (int i = 0; i < Cfg::NA; ++i)
 #pragma unroll
-      for (int k = 0; k < Cfg::K; ++k) regs.v[i][k] = realign<Cfg::S, Cfg::GA>(regs.v[i][k], extra[i][k], at[i][k], last[i], limit);
+      for (int k = 0; k < Cfg::K; ++k) {
+        if constexpr (U)
+          regs.v[i][k] = realign_uniform<Cfg::S, Cfg::GA>(regs.v[i][k], extra[i][k], at[i][k], last[i], limit);
+        else
+          regs.v[i][k] = realign<Cfg::S, Cfg::GA>(regs.v[i][k], extra[i][k], at[i][k], last[i], limit);
+      }
   } else {
 #pragma unroll
     for (int i = 0; i < Cfg::NA; ++i) {
@@ -365,12 +553,13 @@ __device__ __forceinline__ void load_tile(TileRegs<Cfg>& regs, const unsigned ch
 }
 
 // Registers -> shared supers (transposed in registers on the way).
-template <class Cfg>
+// MISALIGNED: as load_tile's (the same order).
+template <class Cfg, bool MISALIGNED = false>
 __device__ __forceinline__ void stash_tile(const TileRegs<Cfg>& regs, uint4 (*sm)[Cfg::PITCH]) {
 #pragma unroll
   for (int i = 0; i < Cfg::NA; ++i) {
     int sr, xa;
-    a_coords<Cfg>(i * Cfg::THREADS + int(threadIdx.x), sr, xa);
+    a_coords<Cfg, MISALIGNED && warp_uniform_v<Cfg>>(i * Cfg::THREADS + int(threadIdx.x), sr, xa);
 #pragma unroll
     for (int m = 0; m < Cfg::K; ++m) sm[sr][xa * Cfg::K + m] = to_super<Cfg::S>(regs.v[i], m);
   }
@@ -385,17 +574,20 @@ __device__ __forceinline__ void store_tile(const uint4 (*sm)[Cfg::PITCH], unsign
                                            std::uint64_t out_pitch) {
   static_assert(!MISALIGNED || (!Cfg::B_ACROSS && 32 % Cfg::GB == 0 && Cfg::Y % Cfg::GB == 0),
                 "the misaligned path needs groups of lanes along one row");
+  constexpr bool U = MISALIGNED && warp_uniform_v<Cfg>;
 #pragma unroll
   for (int j = 0; j < Cfg::NB; ++j) {
     int sc, y;
-    b_coords<Cfg>(j * Cfg::THREADS + int(threadIdx.x), sc, y);
+    b_coords<Cfg, U>(j * Cfg::THREADS + int(threadIdx.x), sc, y);
     uint4 s[Cfg::C];
 #pragma unroll
     for (int i = 0; i < Cfg::C; ++i) s[i] = sm[y * Cfg::C + i][sc];
     unsigned char* q = dst + std::uint64_t(sc * Cfg::C) * out_pitch + y * 16;
 #pragma unroll
     for (int jj = 0; jj < Cfg::C; ++jj) {
-      if constexpr (MISALIGNED)
+      if constexpr (U)
+        store16_uniform<Cfg::S, Cfg::GB, Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj), y % Cfg::GB);
+      else if constexpr (MISALIGNED)
         store16_any<Cfg::S, Cfg::GB, Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj), y % Cfg::GB);
       else
         store16<Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj));

@@ -293,7 +293,13 @@ TEST(DISABLED_Tune, RectSteps) {
     ASSERT_TRUE(a.ok() && b.ok());
     const Timing copy = time_it([&] { cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, st); }, st, reps);
     Problem p{rows, cols, es, 0, 0};
-    for (const auto& band : env_list("GT_RECT_BAND_LIST", "0")) {
+    // GT_TUNE_RECT_SWITCHES: test switches (GT_TEST_RECT_*) each run set to 1
+    // beside the default ("-"), in one process.
+    const auto switches = env_list("GT_TUNE_RECT_SWITCHES", "-"), bands = env_list("GT_RECT_BAND_LIST", "0");
+    for (std::size_t run = 0; run < switches.size() * bands.size(); ++run) {
+      const std::string& sw = switches[run / bands.size()];
+      const std::string& band = bands[run % bands.size()];
+      if (sw != "-") setenv(sw.c_str(), "1", 1);
       if (band != "0")
         setenv("GT_TEST_RECT_BAND_BYTES", band.c_str(), 1);
       else
@@ -307,7 +313,7 @@ TEST(DISABLED_Tune, RectSteps) {
       for (const char* steps : {"31", "1", "2", "4", "8", "16"}) {
         setenv("GT_TEST_RECT_STEPS", steps, 1);
         Row r;
-        r.name = std::string("inplace-rect band ") + band + " steps " + steps;
+        r.name = std::string("inplace-rect band ") + band + " steps " + steps + (sw != "-" ? " " + sw : "");
         r.shape = sh;
         r.elem = es;
         r.t = time_it([&] { k->launch(a.get(), nullptr, p, st); }, st, reps);
@@ -318,7 +324,8 @@ TEST(DISABLED_Tune, RectSteps) {
         print_row(r);
       }
       unsetenv("GT_TEST_RECT_STEPS");
-      EXPECT_EQ(res.count, 0u) << spec << " band " << band;
+      if (sw != "-") unsetenv(sw.c_str());
+      EXPECT_EQ(res.count, 0u) << spec << " band " << band << (sw != "-" ? " " + sw : "");
     }
     unsetenv("GT_TEST_RECT_BAND_BYTES");
   }

@@ -34,6 +34,10 @@
 // table's run in shared memory): 37-63% (bytes 37%). Runs 131-135: the
 // clusters' bands and rows from a counter (Taker), and the permutation's
 // loads twice as deep for elements up to 4 bytes: 38-59% (bytes 38%).
+// Runs 141-142: the rotation's rows spread evenly over the smallest cluster
+// that holds them (8-byte elements keep power-of-two parts): 27-74% (plan_band_for).
+// Run 145: the permutation's bands 256 bytes wide at one block an SM lost
+// 5-15 points where they applied (not kept).
 #include <cooperative_groups.h>
 
 #include <algorithm>

@@ -557,7 +557,15 @@ struct PaddedTunings<16> {
   // 16-byte elements keep every row 16-byte aligned: no misaligned path.
   static constexpr bool kMisalignedTile = false;
   // 32x32 16-byte elements per tile (the classic 32x33 tile, 16-byte
-  // elements): run 3, 98.0% vs 97.6-97.8% for 64x32 and 64x16.
+  // elements): run 3, 98.0% vs 97.6-97.8% for 64x32 and 64x16. Runs 146-148
+  // (odd shapes, rows not whole 64-byte sectors; 16383x4097, 12345x6789,
+  // 9999x7777, 4097x16383): this tiling 92.7, 90.7, 91.2, 88.3% beside
+  // cublasZgeam's 92.8, 92.6, 92.8, 93.3 (the bench, same machine); of 12
+  // other tilings (128x16, 128x32, 64x64, 32x64, 16x32, 32x16, 512 threads,
+  // two blocks an SM, evict-first, B lanes across) only 64x32 at two blocks
+  // an SM gained, at three shapes (93.6, 91.7, 92.0) and lost at 4097x16383
+  // (86.8); groups of 2-16 tile rows lost 6-8 points at every shape (aligned
+  // 16384x4096 98.1 -> 91.5). Left as it is: behind Zgeam at these shapes.
   using C0 = SuperCfg<16, 32, 32, 256, 1, false, false, false>;
   using Default = C0;
   using Mis = C0;

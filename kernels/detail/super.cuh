@@ -271,7 +271,7 @@ __device__ __forceinline__ void store16_any(unsigned char* q, const uint4& v, in
 // window16 shuffles all four and picks among them with selects in every lane
 // (run 67 found half the 1-byte path's instructions were such selects). The
 // branch is the same in every lane, so the shuffles inside it see the whole
-// warp.
+// warp. It gained only at 1-byte rows (Realign below, runs 141-142).
 
 // The 16 bytes at byte offset m (0..15, a multiple of S, the same in every
 // lane of the warp) of the 32 bytes w || next, where next (word j) is
@@ -343,8 +343,8 @@ __device__ __forceinline__ void store16_uniform(unsigned char* q, const uint4& v
   if constexpr (S == 8) {
     w = make_uint4(__shfl_sync(0xffffffffu, v.z, src, G), __shfl_sync(0xffffffffu, v.w, src, G), v.x, v.y);
   } else {
-    // window_uniform reads "w" words k.. from prev and "next" words from v:
-    // prev's words are shuffled only where the case reads them.
+    // window_uniform's cases with the shuffled side first: prev's words are
+    // shuffled only where the case reads them.
     const auto p = [&](int j) { return __shfl_sync(0xffffffffu, word(v, j), src, G); };
     const unsigned bs = (s & 3u) * 8u;
     const auto f = [bs](unsigned x, unsigned y) { return __funnelshift_r(x, y, bs); };

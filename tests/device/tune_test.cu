@@ -273,8 +273,10 @@ TEST(DISABLED_Tune, Inplace) {
 // inplace-rect, each step alone (GT_TEST_RECT_STEPS: 1 rotation, 2 rows, 4
 // columns, 8 the blocked route's tiles, 16 its cycles; 31 all) at band widths
 // GT_RECT_BAND_LIST (bytes per row; default 0: each step's own), beside the copy of the same
-// bytes. GT_TUNE_SHAPES="e4:16383x16385,..." (element size: shape). The full
-// run is verified once per band width; the steps alone are only timed.
+// bytes. GT_TUNE_SHAPES="e4:16383x16385,..." (element size: shape);
+// GT_TUNE_RECT_SWITCHES="-,GT_TEST_RECT_POW2_ROTATION" runs each band width
+// again with each test switch set ("-": none), in the same process. The full
+// run is verified once per band width and switch; the steps alone are only timed.
 TEST(DISABLED_Tune, RectSteps) {
   GT_SKIP_WITHOUT_GPU();
   const gt::kernels::KernelInfo* k = gt::kernels::find("inplace-rect");

@@ -213,6 +213,12 @@ constexpr int unroll_of() {
   return S == 16 ? 2 : S == 8 ? 4 : 8;
 }
 
+// Which block of a cluster holds index src, for parts of any size: src / part
+// by a multiply, (src * ceil(2^40 / part)) >> 40, exact wherever src * part
+// < 2^40 (so for every row and band on chip: see row_cluster and BandArgs).
+inline u64 part_inverse(u64 part) { return part ? ((u64(1) << 40) + part - 1) / part : 0; }
+__device__ __forceinline__ u32 part_rank(u32 src, u64 pinv) { return u32((u64(src) * pinv) >> 40); }
+
 // A band step's matrix and layout: steps 1 and 3 gather row R(i) + C(j) mod m.
 // On chip a band's rows (m <= 16 * kCap) and everything counted inside it
 // fit 32 bits: the kernels count in 32-bit arithmetic (run 81: the band and
@@ -223,7 +229,7 @@ struct BandArgs {
   u32 width = 1;         // W columns per band, a power of two <= kThreads
   unsigned wshift = 0;   // log2 W
   u32 part = 0;          // rows per block of a cluster; all rows without clusters
-  u64 pinv = 0;          // ceil(2^40 / part): the rotation's src / part = (src * pinv) >> 40 (src < 16 kCap, part <= kCap: src * part < 2^38)
+  u64 pinv = 0;          // part_inverse(part), for the rotation's part_rank (src < 16 kCap, part <= kCap: src * part < 2^38)
   u64 nbands = 0;
   unsigned long long* counter = nullptr;  // the bands' counter (Taker): clusters only
 };
@@ -315,7 +321,7 @@ __global__ void __launch_bounds__(kThreads, 2) rotate_kernel(E* d, BandArgs g) {
             u32 src = it.value(g.mp32) + cj;
             if (src >= m) src -= m;
             if constexpr (kCluster) {
-              const u32 rank = u32((u64(src) * g.pinv) >> 40);
+              const u32 rank = part_rank(src, g.pinv);
               v[u] = shared_of<kCluster>(s, rank)[(src - rank * g.part) * W + t.tj];
             } else
               v[u] = s[src * W + t.tj];
@@ -438,7 +444,7 @@ struct RowArgs {
   u32 group;    // rows per block (1 in clusters)
   u64 ngroups;
   u32 part;     // elements of the row per block of a cluster (a multiple of 16 / S)
-  u64 pinv;     // ceil(2^40 / part): src / part = (src * pinv) >> 40 for every src of a row on chip
+  u64 pinv;     // part_inverse(part), for part_rank (row_cluster: src * part < 2^40 on chip)
   unsigned tpr = kThreads, tshift = 9;  // threads per row without clusters (a power of two)
   unsigned long long* counter = nullptr;  // the rows' counter (Taker): clusters only
 };
@@ -545,7 +551,7 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
           for (int u = 0; u < U; ++u)
             if (t0 + u * kThreads < len) {
               const u32 src = it.value(g.mp32);
-              const u32 rank = u32((u64(src) * g.pinv) >> 40);
+              const u32 rank = part_rank(src, g.pinv);
               v[u] = shared_of<kCluster>(s, rank)[lead + (src - rank * g.part)];
               it.advance(g.mp32);
             }
@@ -777,7 +783,7 @@ std::size_t scratch_bytes(u64 m, u64 n, std::size_t S) {
 // 8192, 5 of them holding elements); GT_TEST_RECT_POW2_ROW_PARTS=1 keeps
 // that for the timing test. A row on chip has n <= 16 * kCap / S < 2^21
 // elements and a part at most kCap / S < 2^17, so src * part < 2^40 and
-// (src * ceil(2^40 / part)) >> 40 is src / part exactly (RowArgs::pinv).
+// part_rank is src / part exactly (RowArgs::pinv).
 unsigned row_cluster(u64 n, std::size_t S, const Gpu& gpu, u64* part) {
   if (!gpu.clusters) return 0;
   const u64 word = std::max<u64>(1, 16 / S);
@@ -832,7 +838,7 @@ void row_step_with(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stre
   }
   u64 part = 0;
   if (const unsigned cl = row_cluster(n, S, gpu, &part)) {
-    RowArgs g{mp, rect::narrow(mp), 1, m, u32(part), ((u64(1) << 40) + part - 1) / part};
+    RowArgs g{mp, rect::narrow(mp), 1, m, u32(part), part_inverse(part)};
     g.counter = counter;
     if (launch_clusters(row_kernel<E, true, It>, cl, span_bytes(part, S), m, stream, d, g)) return;
   }
@@ -962,7 +968,7 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
   const BandPlan bp = plan_band(kMode, m, n, S, gpu);
   // On chip (width > 0) m < 16 * kCap: every BandArgs field is exact.
   BandArgs g{mp, rect::narrow(mp), u32(bp.width), log2_of(bp.width), u32(bp.part),
-             bp.part ? ((u64(1) << 40) + bp.part - 1) / bp.part : 0, (n + bp.width - 1) / std::max<u64>(1, bp.width)};
+             part_inverse(bp.part), (n + bp.width - 1) / std::max<u64>(1, bp.width)};
   const std::size_t smem = bp.smem;
   const auto on_chip = [&](auto lone, auto clustered, auto... args) {
     if (bp.cluster == 1) {

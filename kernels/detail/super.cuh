@@ -274,59 +274,55 @@ __device__ __forceinline__ void store16_any(unsigned char* q, const uint4& v, in
 // warp. It gained only at 1-byte rows (Realign below, runs 141-142).
 
 // The 16 bytes at byte offset m (0..15, a multiple of S, the same in every
-// lane of the warp) of the 32 bytes w || next, where next (word j) is
-// nx(j): words of w for rotations by whole words, funnel shifts by the rest.
-template <std::size_t S, class Next>
-__device__ __forceinline__ uint4 window_uniform(const uint4& w, unsigned m, Next nx) {
+// lane of the warp) of the 32 bytes lo || hi, whose word j (0..7, always a
+// constant here) is x(j): a rotation by whole words, then a funnel shift by
+// the rest. Each case asks x only for the words it reads, so a side that x
+// shuffles in from another lane is shuffled word by word, as needed.
+template <std::size_t S, class X>
+__device__ __forceinline__ uint4 window_uniform(unsigned m, X x) {
   if constexpr (S >= 16) {
-    return w;
+    return make_uint4(x(0), x(1), x(2), x(3));
   } else if constexpr (S == 8) {
-    if (m == 0) return w;
-    return make_uint4(w.z, w.w, nx(0), nx(1));
+    if (m == 0) return make_uint4(x(0), x(1), x(2), x(3));
+    return make_uint4(x(2), x(3), x(4), x(5));
   } else {
     const unsigned bs = (m & 3u) * 8u;
     if (S >= 4 || bs == 0) {
       switch (m >> 2) {
-        case 0: return w;
-        case 1: return make_uint4(w.y, w.z, w.w, nx(0));
-        case 2: return make_uint4(w.z, w.w, nx(0), nx(1));
-        default: return make_uint4(w.w, nx(0), nx(1), nx(2));
+        case 0: return make_uint4(x(0), x(1), x(2), x(3));
+        case 1: return make_uint4(x(1), x(2), x(3), x(4));
+        case 2: return make_uint4(x(2), x(3), x(4), x(5));
+        default: return make_uint4(x(3), x(4), x(5), x(6));
       }
     }
     const auto f = [bs](unsigned a, unsigned b) { return __funnelshift_r(a, b, bs); };
+    const auto shifted = [&](unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned a4) {
+      return make_uint4(f(a0, a1), f(a1, a2), f(a2, a3), f(a3, a4));
+    };
     switch (m >> 2) {
-      case 0: {
-        const unsigned n0 = nx(0);
-        return make_uint4(f(w.x, w.y), f(w.y, w.z), f(w.z, w.w), f(w.w, n0));
-      }
-      case 1: {
-        const unsigned n0 = nx(0), n1 = nx(1);
-        return make_uint4(f(w.y, w.z), f(w.z, w.w), f(w.w, n0), f(n0, n1));
-      }
-      case 2: {
-        const unsigned n0 = nx(0), n1 = nx(1), n2 = nx(2);
-        return make_uint4(f(w.z, w.w), f(w.w, n0), f(n0, n1), f(n1, n2));
-      }
-      default: {
-        const unsigned n0 = nx(0), n1 = nx(1), n2 = nx(2), n3 = nx(3);
-        return make_uint4(f(w.w, n0), f(n0, n1), f(n1, n2), f(n2, n3));
-      }
+      case 0: return shifted(x(0), x(1), x(2), x(3), x(4));
+      case 1: return shifted(x(1), x(2), x(3), x(4), x(5));
+      case 2: return shifted(x(2), x(3), x(4), x(5), x(6));
+      default: return shifted(x(3), x(4), x(5), x(6), x(7));
     }
   }
 }
 
-// realign() for a warp whose lanes share r.m.
+// realign() for a warp whose lanes share r.m: w || the next lane's w.
 template <std::size_t S, int G>
 __device__ __forceinline__ uint4 realign_uniform(const uint4& w, uint4 extra, const MisalignedRead& r, bool last,
                                                  const unsigned char* limit) {
   if (last && r.m != 0 && r.a + 32 > limit) extra = tail_word(r);  // the matrix's last bytes
-  return window_uniform<S>(w, r.m, [&](int j) {
-    const unsigned n = __shfl_down_sync(0xffffffffu, word(w, j), 1, G);
-    return last ? word(extra, j) : n;
+  return window_uniform<S>(r.m, [&](int j) {
+    if (j < 4) return word(w, j);
+    const unsigned n = __shfl_down_sync(0xffffffffu, word(w, j - 4), 1, G);
+    return last ? word(extra, j - 4) : n;
   });
 }
 
-// store16_any() for a warp whose lanes share q's offset from a 16-byte boundary.
+// store16_any() for a warp whose lanes share q's offset from a 16-byte
+// boundary: bytes [16 - m, 16) of the previous lane's v, then bytes
+// [0, 16 - m) of v, the window at 16 - m of prev || v.
 template <std::size_t S, int G, bool STREAM>
 __device__ __forceinline__ void store16_uniform(unsigned char* q, const uint4& v, int g) {
   const unsigned m = unsigned(reinterpret_cast<std::uintptr_t>(q) & 15u);
@@ -334,51 +330,11 @@ __device__ __forceinline__ void store16_uniform(unsigned char* q, const uint4& v
     store16<STREAM>(q, v);
     return;
   }
-  unsigned char* a = q - m;
-  // Bytes [16 - m, 16) of the previous lane's v, then bytes [0, 16 - m) of v:
-  // the window at 16 - m of prev || v, with prev's words shuffled in.
   const int src = (int(threadIdx.x) - 1) & (G - 1);
-  const unsigned s = 16u - m;
-  uint4 w;
-  if constexpr (S == 8) {
-    w = make_uint4(__shfl_sync(0xffffffffu, v.z, src, G), __shfl_sync(0xffffffffu, v.w, src, G), v.x, v.y);
-  } else {
-    // window_uniform's cases with the shuffled side first: prev's words are
-    // shuffled only where the case reads them.
-    const auto p = [&](int j) { return __shfl_sync(0xffffffffu, word(v, j), src, G); };
-    const unsigned bs = (s & 3u) * 8u;
-    const auto f = [bs](unsigned x, unsigned y) { return __funnelshift_r(x, y, bs); };
-    if (S >= 4 || bs == 0) {
-      switch (s >> 2) {
-        case 1: w = make_uint4(p(1), p(2), p(3), v.x); break;
-        case 2: w = make_uint4(p(2), p(3), v.x, v.y); break;
-        default: w = make_uint4(p(3), v.x, v.y, v.z); break;
-      }
-    } else {
-      switch (s >> 2) {
-        case 0: {
-          const unsigned p0 = p(0), p1 = p(1), p2 = p(2), p3 = p(3);
-          w = make_uint4(f(p0, p1), f(p1, p2), f(p2, p3), f(p3, v.x));
-          break;
-        }
-        case 1: {
-          const unsigned p1 = p(1), p2 = p(2), p3 = p(3);
-          w = make_uint4(f(p1, p2), f(p2, p3), f(p3, v.x), f(v.x, v.y));
-          break;
-        }
-        case 2: {
-          const unsigned p2 = p(2), p3 = p(3);
-          w = make_uint4(f(p2, p3), f(p3, v.x), f(v.x, v.y), f(v.y, v.z));
-          break;
-        }
-        default: {
-          const unsigned p3 = p(3);
-          w = make_uint4(f(p3, v.x), f(v.x, v.y), f(v.y, v.z), f(v.z, v.w));
-          break;
-        }
-      }
-    }
-  }
+  const uint4 w = window_uniform<S>(16u - m, [&](int j) {
+    return j < 4 ? __shfl_sync(0xffffffffu, word(v, j), src, G) : word(v, j - 4);
+  });
+  unsigned char* a = q - m;
   if (g == 0) {
     store_head<S>(a, w, m);
     store_tail<S>(a + 16 * G, w, m);

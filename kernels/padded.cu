@@ -6,8 +6,9 @@
 // padding per shared row keeps those accesses free of bank conflicts.
 // Tiles that are partial, skinny (fewer rows or columns than a tile) or not
 // 16-byte aligned take the element-wise path of the same kernel. Narrow
-// matrices (1- and 2-byte elements, at most 8 columns, packed input) have a
-// kernel of their own that de-interleaves in registers (padded_narrow_kernel).
+// matrices (at most 8 columns, packed input, any element size) have a kernel
+// of their own that stages the input through shared memory and
+// de-interleaves in registers (padded_narrow_kernel).
 // With a block shape given (the block-shape sweep), `padded` runs the seeds'
 // element-wise tile instead: block_x x block_x elements, padded by one.
 #include <string>
@@ -104,16 +105,34 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   }
 }
 
-// Narrow matrices: C <= kNarrowMax columns of 1- or 2-byte elements, input
-// packed (ld_in == C), every output row 16-byte aligned. A thread takes V =
-// 16/S consecutive input rows, which are 16*C contiguous bytes (C 16-byte
-// loads, 16-byte aligned), de-interleaves them in registers with PRMT and
+// Narrow matrices: C <= kNarrowMax columns, input packed (ld_in == C), every
+// output row 16-byte aligned. A thread takes V = 16/S consecutive input rows,
+// which are 16*C contiguous bytes (C 16-byte words), de-interleaves them in
+// registers (PRMT for 1- and 2-byte elements, word picks for wider ones) and
 // stores one 16-byte vector to each of the C output rows, at column V*g: the
-// stores are fully coalesced across a warp, and the C loads of a warp cover
-// one contiguous span of 512*C bytes, which L1 merges. The rows % V rows left
-// at the end take a scalar path. This replaces, for these shapes, the tile of
+// stores are fully coalesced across a warp. The rows % V rows left at the end
+// take a scalar path. This replaces, for these shapes, the tile of
 // skinny_cols_tile, whose 1-byte version builds each output vector from 16
 // one-byte shared loads (88.6% of a D2D copy on 50,000,000 x 3, run 7).
+// Two ways to read the input:
+// - direct: each thread reads its own C words. A warp's C loads cover one
+//   contiguous span of 512*C bytes, but each load instruction touches 32
+//   words 16*C bytes apart, one per line from C = 8 on, and the span is
+//   whole only after all C of them: run 22 measured the 1-byte path at
+//   102.7% of a copy at one column and 92.7% at eight.
+// - staged: the block reads its span into shared memory with consecutive
+//   lanes on consecutive words (every load instruction 512 contiguous bytes),
+//   and each thread then takes its C words from there. For even C a word of
+//   padding after every eight keeps the reads of a quarter-warp (eight lanes,
+//   16*C bytes apart) on distinct banks; odd C are conflict-free unpadded.
+// Run 152 (H100, % of a copy, same process, 150e6 elements, 1-8 columns,
+// every size): staged 97.4-102.6%, direct 81.3-102.4% (eight columns 81.3-
+// 93.3%), the skinny tile path 76.9-100.6%; staged at least direct within
+// 0.3 points everywhere but 8-byte x 4 columns (97.4 against 99.2, the
+// staged kernel then spilling 12 bytes; launch bounds of two blocks an SM
+// removed every spill since). The default reads staged.
+enum class Narrow : int { off, direct, staged };
+
 constexpr int kNarrowThreads = 256;
 constexpr int kNarrowMax = 8;
 
@@ -167,32 +186,80 @@ __device__ __forceinline__ unsigned narrow_word(const unsigned (&x)[4 * C]) {
   }
 }
 
+// Word slot of a staged narrow block's 16-byte word q (see above).
+template <int C>
+__device__ __forceinline__ unsigned narrow_slot(unsigned q) {
+  return C % 2 == 0 ? q + q / 8 : q;
+}
+template <int C>
+constexpr int kNarrowSlots = kNarrowThreads * C + (C % 2 == 0 ? kNarrowThreads * C / 8 : 0);
+
+// The output vectors of one group of V rows (x: its 16*C bytes) to the C
+// output rows at dst, pitch bytes apart.
 template <std::size_t S, int C>
-__global__ void __launch_bounds__(kNarrowThreads)
+__device__ __forceinline__ void narrow_store(const unsigned (&x)[4 * C], unsigned char* dst, std::uint64_t pitch) {
+  static_for<C>([&](auto ci) {
+    constexpr int c = decltype(ci)::value;
+    const uint4 o = make_uint4(narrow_word<S, C, c, 0>(x), narrow_word<S, C, c, 1>(x), narrow_word<S, C, c, 2>(x),
+                               narrow_word<S, C, c, 3>(x));
+    *reinterpret_cast<uint4*>(dst + c * pitch) = o;
+  });
+}
+
+template <std::size_t S, int C, bool STAGED>
+__global__ void __launch_bounds__(kNarrowThreads, 2)
     padded_narrow_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, std::uint64_t rows,
                          std::uint64_t ld_out) {
   constexpr int V = 16 / int(S);
   const std::uint64_t groups = rows / V, pitch = ld_out * S;
   const std::uint64_t first = std::uint64_t(blockIdx.x) * kNarrowThreads + threadIdx.x;
-  const std::uint64_t stride = std::uint64_t(gridDim.x) * kNarrowThreads;
-  for (std::uint64_t g = first; g < groups; g += stride) {
-    const uint4* src = reinterpret_cast<const uint4*>(in) + g * C;
-    unsigned x[4 * C];
+  if constexpr (STAGED) {
+    __shared__ uint4 sm[kNarrowSlots<C>];
+    const unsigned t = threadIdx.x;
+    for (std::uint64_t g0 = std::uint64_t(blockIdx.x) * kNarrowThreads; g0 < groups;
+         g0 += std::uint64_t(gridDim.x) * kNarrowThreads) {
+      const unsigned n = groups - g0 < kNarrowThreads ? unsigned(groups - g0) : kNarrowThreads;
+      const unsigned nq = n * C;
+      const uint4* src = reinterpret_cast<const uint4*>(in) + g0 * C;
+      if (n == kNarrowThreads) {  // a whole span: no bounds to check
+        uint4 v[C];
 #pragma unroll
-    for (int i = 0; i < C; ++i) {
-      const uint4 v = src[i];
-      x[4 * i] = v.x;
-      x[4 * i + 1] = v.y;
-      x[4 * i + 2] = v.z;
-      x[4 * i + 3] = v.w;
+        for (int j = 0; j < C; ++j) v[j] = src[t + j * kNarrowThreads];
+#pragma unroll
+        for (int j = 0; j < C; ++j) sm[narrow_slot<C>(t + j * kNarrowThreads)] = v[j];
+      } else {
+        for (unsigned q = t; q < nq; q += kNarrowThreads) sm[narrow_slot<C>(q)] = src[q];
+      }
+      __syncthreads();
+      if (t < n) {
+        unsigned x[4 * C];
+#pragma unroll
+        for (int i = 0; i < C; ++i) {
+          const uint4 w = sm[narrow_slot<C>(t * C + i)];
+          x[4 * i] = w.x;
+          x[4 * i + 1] = w.y;
+          x[4 * i + 2] = w.z;
+          x[4 * i + 3] = w.w;
+        }
+        narrow_store<S, C>(x, out + (g0 + t) * 16, pitch);
+      }
+      __syncthreads();  // the next span reuses the buffer
     }
-    unsigned char* dst = out + g * 16;
-    static_for<C>([&](auto ci) {
-      constexpr int c = decltype(ci)::value;
-      const uint4 o = make_uint4(narrow_word<S, C, c, 0>(x), narrow_word<S, C, c, 1>(x), narrow_word<S, C, c, 2>(x),
-                                 narrow_word<S, C, c, 3>(x));
-      *reinterpret_cast<uint4*>(dst + c * pitch) = o;
-    });
+  } else {
+    const std::uint64_t stride = std::uint64_t(gridDim.x) * kNarrowThreads;
+    for (std::uint64_t g = first; g < groups; g += stride) {
+      const uint4* src = reinterpret_cast<const uint4*>(in) + g * C;
+      unsigned x[4 * C];
+#pragma unroll
+      for (int i = 0; i < C; ++i) {
+        const uint4 v = src[i];
+        x[4 * i] = v.x;
+        x[4 * i + 1] = v.y;
+        x[4 * i + 2] = v.z;
+        x[4 * i + 3] = v.w;
+      }
+      narrow_store<S, C>(x, out + g * 16, pitch);
+    }
   }
   // The last rows % V rows, one element per thread.
   using T = carrier_t<S>;
@@ -205,33 +272,34 @@ __global__ void __launch_bounds__(kNarrowThreads)
 
 template <std::size_t S>
 bool narrow_ok(const void* in, const void* out, const Dims& d) {
-  return S <= 2 && d.cols <= std::uint64_t(kNarrowMax) && d.ld_in == d.cols && (d.ld_out * S) % 16 == 0 &&
+  return d.cols <= std::uint64_t(kNarrowMax) && d.ld_in == d.cols && (d.ld_out * S) % 16 == 0 &&
          (reinterpret_cast<std::uintptr_t>(in) % 16) == 0 && (reinterpret_cast<std::uintptr_t>(out) % 16) == 0;
 }
 
 template <std::size_t S>
-void launch_narrow(const void* in, void* out, const Dims& d, cudaStream_t stream) {
-  if constexpr (S <= 2) {
-    constexpr std::uint64_t V = 16 / S;
-    const std::uint64_t groups = d.rows / V, tail = (d.rows % V) * d.cols;
-    const std::uint64_t work = groups > tail ? groups : tail;
-    const unsigned grid = grid_1d(ceil_div(work, kNarrowThreads));
-    const auto* i = static_cast<const unsigned char*>(in);
-    auto* o = static_cast<unsigned char*>(out);
-    switch (d.cols) {
-#define GT_NARROW_CASE(CC) \
-  case CC: padded_narrow_kernel<S, CC><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out); break;
-      GT_NARROW_CASE(1)
-      GT_NARROW_CASE(2)
-      GT_NARROW_CASE(3)
-      GT_NARROW_CASE(4)
-      GT_NARROW_CASE(5)
-      GT_NARROW_CASE(6)
-      GT_NARROW_CASE(7)
-      GT_NARROW_CASE(8)
+void launch_narrow(const void* in, void* out, const Dims& d, bool staged, cudaStream_t stream) {
+  constexpr std::uint64_t V = 16 / S;
+  const std::uint64_t groups = d.rows / V, tail = (d.rows % V) * d.cols;
+  const std::uint64_t work = groups > tail ? groups : tail;
+  const unsigned grid = grid_1d(ceil_div(work, kNarrowThreads));
+  const auto* i = static_cast<const unsigned char*>(in);
+  auto* o = static_cast<unsigned char*>(out);
+  switch (d.cols) {
+#define GT_NARROW_CASE(CC)                                                                        \
+  case CC:                                                                                        \
+    if (staged) padded_narrow_kernel<S, CC, true><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out); \
+    else padded_narrow_kernel<S, CC, false><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out);       \
+    break;
+    GT_NARROW_CASE(1)
+    GT_NARROW_CASE(2)
+    GT_NARROW_CASE(3)
+    GT_NARROW_CASE(4)
+    GT_NARROW_CASE(5)
+    GT_NARROW_CASE(6)
+    GT_NARROW_CASE(7)
+    GT_NARROW_CASE(8)
 #undef GT_NARROW_CASE
-      default: throw Error(ErrorKind::internal, "padded: narrow path called with " + std::to_string(d.cols) + " columns");
-    }
+    default: throw Error(ErrorKind::internal, "padded: narrow path called with " + std::to_string(d.cols) + " columns");
   }
 }
 
@@ -375,13 +443,14 @@ bool grouped_aligned(const Dims& d) {
 // tiles on the misaligned tile path (its best tiling differs from the
 // aligned one: run 57), or with MISALIGNED_PATH = false an element path:
 // the compile-time element tile (detail/element_full.cuh), or with
-// ELEM_TILE = false the general one of the skinny kernel. NARROW = false
-// keeps narrow matrices on the skinny tile path. The tuning variants set
+// ELEM_TILE = false the general one of the skinny kernel. NARROW: off keeps
+// narrow matrices on the skinny tile path, else it picks the narrow kernel's
+// read (staged, the default, or direct). The tuning variants set
 // these to compare the paths in one run. TmaP (a TmaCfg; only the tuning
 // variants pass one): rows not 16-byte aligned take the TMA path first
 // wherever it applies (the device and the binary have it, two tile rows and
 // a tile column).
-template <class Cfg, bool NARROW = true, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg,
+template <class Cfg, Narrow NARROW = Narrow::staged, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg,
           class TmaP = void, std::uint32_t GROUP = kMisalignedGroup, int ALIGNED_ORDER = 0>
 void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   require(padded_info(), in, out, p);
@@ -406,8 +475,8 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     using C = decltype(c);
     return ceil_div(d.rows, C::TR) * ceil_div(d.cols, C::TC) < per_two_sms * want;
   };
-  if (NARROW && narrow_ok<Cfg::S>(in, out, d)) {
-    launch_narrow<Cfg::S>(in, out, d, stream);
+  if (NARROW != Narrow::off && narrow_ok<Cfg::S>(in, out, d)) {
+    launch_narrow<Cfg::S>(in, out, d, NARROW == Narrow::staged, stream);
   } else if (vec16_ok(in, out, d, Cfg::S)) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else if (few(Cfg{}, 1) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream);
@@ -600,36 +669,37 @@ std::vector<Variant> padded_variants() {
   v.push_back({base, params + (mis && !std::is_same_v<D, typename Tn::Mis>
                                    ? "; rows not 16-byte aligned: " + cfg_params<typename Tn::Mis>()
                                    : std::string()),
-               true, launch_cfg<D, true, mis, true, typename Tn::Mis>});
+               true, launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis>});
   // Each alternative takes its own tiles for aligned and misaligned rows.
   std::apply([&](auto... c) { (v.push_back({cfg_name<decltype(c)>("padded"), cfg_params<decltype(c)>(), false,
                                             launch_cfg<decltype(c)>}), ...); },
              typename Tn::Alt{});
-  if constexpr (S <= 2)
-    v.push_back({base + "-no-narrow", params + ", narrow matrices on the skinny tile path", false,
-                 launch_cfg<D, false, mis, true, typename Tn::Mis>});
+  v.push_back({base + "-no-narrow", params + ", narrow matrices on the skinny tile path", false,
+               launch_cfg<D, Narrow::off, mis, true, typename Tn::Mis>});
+  v.push_back({base + "-narrow-direct", params + ", narrow matrices read thread by thread", false,
+               launch_cfg<D, Narrow::direct, mis, true, typename Tn::Mis>});
   if constexpr (S < 16) {
     // The paths the default does not take for rows not 16-byte aligned.
     v.push_back({base + "-misaligned-own", params + ", rows not 16-byte aligned on the misaligned tile path with these tiles",
-                 false, launch_cfg<D, true, true, true, D>});
+                 false, launch_cfg<D, Narrow::staged, true, true, D>});
     // The default's misaligned tiles with the other realignment (super.cuh: Realign).
     v.push_back({base + "-misaligned-lanes",
                  params + ", rows not 16-byte aligned on the misaligned tile path (" +
                      cfg_params<typename Tn::Mis>() + ") realigned lane by lane (window16)",
-                 false, launch_cfg<D, true, true, true, Realign<typename Tn::Mis, false>>});
+                 false, launch_cfg<D, Narrow::staged, true, true, Realign<typename Tn::Mis, false>>});
     v.push_back({base + "-misaligned-uniform",
                  params + ", rows not 16-byte aligned on the misaligned tile path (" +
                      cfg_params<typename Tn::Mis>() + ") realigned one offset a warp (window_uniform)",
-                 false, launch_cfg<D, true, true, true, Realign<typename Tn::Mis, true>>});
+                 false, launch_cfg<D, Narrow::staged, true, true, Realign<typename Tn::Mis, true>>});
     v.push_back({base + "-elemtile", params + ", rows not 16-byte aligned on the compile-time element tile", false,
-                 launch_cfg<D, true, false, true>});
+                 launch_cfg<D, Narrow::staged, false, true>});
     v.push_back({base + "-old-element", params + ", rows not 16-byte aligned on the general element path", false,
-                 launch_cfg<D, true, false, false>});
+                 launch_cfg<D, Narrow::staged, false, false>});
     // The misaligned tile path with the default's Mis tiles in the order it
     // had before run 96 (tile columns fastest), and the TMA path.
     v.push_back({base + "-misaligned-linear", params + ", rows not 16-byte aligned on the misaligned tile path (" +
                                                   cfg_params<typename Tn::Mis>() + "), tile columns fastest",
-                 false, launch_cfg<D, true, true, true, typename Tn::Mis, void, 1>});
+                 false, launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, void, 1>});
     {
       using P = TmaTiling<S>;
       v.push_back({"padded-misaligned-tma-" + std::to_string(P::TR) + "x" + std::to_string(P::TC) + "-" +
@@ -637,14 +707,14 @@ std::vector<Variant> padded_variants() {
                    params + ", rows not 16-byte aligned on the TMA path: tiles of " + std::to_string(P::TR) + "x" +
                        std::to_string(P::TC) + " elements, " + std::to_string(P::THREADS) + " threads, " +
                        std::to_string(P::NS) + " input stages",
-                   false, launch_cfg<D, true, true, true, typename Tn::Mis, P>});
+                   false, launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, P>});
     }
   }
   if constexpr (S < 16) {
     v.push_back({base + "-aligned-linear", params + ", aligned rows always with tile columns fastest", false,
-                 launch_cfg<D, true, mis, true, typename Tn::Mis, void, kMisalignedGroup, 1>});
+                 launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 1>});
     v.push_back({base + "-aligned-grouped", params + ", aligned rows always in groups of tile rows", false,
-                 launch_cfg<D, true, mis, true, typename Tn::Mis, void, kMisalignedGroup, 2>});
+                 launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 2>});
   }
   return v;
 }
@@ -657,7 +727,7 @@ bool padded_supports(const Problem& p, std::string* why) {
 void launch_padded(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   with_elem_size(p.elem_size, [&](auto sz) {
     using Tn = PaddedTunings<decltype(sz)::value>;
-    launch_cfg<typename Tn::Default, true, Tn::kMisalignedTile, true, typename Tn::Mis>(in, out, p, stream);
+    launch_cfg<typename Tn::Default, Narrow::staged, Tn::kMisalignedTile, true, typename Tn::Mis>(in, out, p, stream);
   });
 }
 

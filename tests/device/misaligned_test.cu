@@ -12,7 +12,9 @@
 // general element path), so every path stays bit-exact whichever the tuning
 // picks. The TMA path (detail/tma_tile.cuh) runs through its variants
 // (padded-misaligned-tma-*), and aligned rows in either tile order through
-// -aligned-linear and -aligned-grouped.
+// -aligned-linear and -aligned-grouped. `Rows/Narrow` runs padded's narrow
+// kernel (at most 8 columns, input packed) through both of its reads and
+// the skinny path it replaces, with the same guards.
 #include <gtest/gtest.h>
 
 #include <cinttypes>
@@ -147,6 +149,26 @@ std::vector<Case> out_of_place_cases() {
   return v;
 }
 
+// Narrow matrices (at most 8 columns, input packed, output rows 16-byte
+// aligned): padded's narrow kernel, through both of its reads (staged, the
+// default; -narrow-direct) and the skinny tile path it replaces (-no-narrow), at
+// every element size. Rows not a multiple of 16 / S leave a scalar tail;
+// spans shorter than a block's (256 groups of rows) leave a partial last
+// span; "_lo" pads each output row to a multiple of 16 bytes.
+std::vector<Case> narrow_cases() {
+  std::vector<Case> v;
+  for (std::size_t es : {1, 2, 4, 8, 16}) {
+    const std::uint64_t a = 16 / es;  // rows per 16 bytes of output row
+    for (std::uint64_t c = 1; c <= 8; ++c) v.push_back({es, 123456, c, 0, 0, 0, 0});
+    v.push_back({es, 100003, 7, 0, (a - 100003 % a) % a, 0, 0});
+    v.push_back({es, 1000003, 8, 0, (a - 1000003 % a) % a, 0, 0});
+    v.push_back({es, 4096 * 16 + 48, 6, 0, 0, 0, 0});
+    v.push_back({es, 5, 3, 0, 11, 0, 0});
+    v.push_back({es, 17, 8, 0, (a - 17 % a) % a, 0, 0});
+  }
+  return v;
+}
+
 std::vector<Case> in_place_cases() {
   std::vector<Case> v;
   for (std::size_t es : {1, 2, 4, 8, 16})
@@ -171,11 +193,26 @@ class MisalignedOut : public ::testing::TestWithParam<Case> {
   void SetUp() override { GT_SKIP_WITHOUT_GPU(); }
 };
 class MisalignedIn : public MisalignedOut {};
+class Narrow : public MisalignedOut {};
+
+TEST_P(Narrow, PaddedIsBitExactOnEveryReadAndTouchesOnlyItsBytes) {
+  const Case& c = GetParam();
+  run_one(c, false, "padded", gt::kernels::find("padded")->launch);
+  int n = 0;
+  for (const auto& v : gt::kernels::tuning_variants("padded", c.elem))
+    if (v.name.find("narrow") != std::string::npos) {
+      run_one(c, false, v.name, v.launch);
+      ++n;
+    }
+  EXPECT_EQ(n, 2) << "padded's narrow variants: -no-narrow, -narrow-direct";
+}
 
 TEST_P(MisalignedOut, PaddedIsBitExactAndTouchesOnlyItsBytes) { run(GetParam(), false); }
 TEST_P(MisalignedIn, InplaceTiledIsBitExactAndTouchesOnlyItsBytes) { run(GetParam(), true); }
 
 INSTANTIATE_TEST_SUITE_P(Rows, MisalignedOut, ::testing::ValuesIn(out_of_place_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) { return name_of(i.param); });
+INSTANTIATE_TEST_SUITE_P(Rows, Narrow, ::testing::ValuesIn(narrow_cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return name_of(i.param); });
 INSTANTIATE_TEST_SUITE_P(Rows, MisalignedIn, ::testing::ValuesIn(in_place_cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return name_of(i.param); });

@@ -8,7 +8,9 @@
 // 16-byte aligned take the element-wise path of the same kernel. Narrow
 // matrices (at most 8 columns, packed input, any element size) have a kernel
 // of their own that stages the input through shared memory and
-// de-interleaves in registers (padded_narrow_kernel).
+// de-interleaves in registers (padded_narrow_kernel); wide ones (at most 8
+// rows, packed output) its mirror, which interleaves in registers and stages
+// the output (padded_wide_kernel).
 // With a block shape given (the block-shape sweep), `padded` runs the seeds'
 // element-wise tile instead: block_x x block_x elements, padded by one.
 #include <string>
@@ -129,8 +131,10 @@ __global__ void __launch_bounds__(kSkinnyThreads)
 // every size): staged 97.4-102.6%, direct 81.3-102.4% (eight columns 81.3-
 // 93.3%), the skinny tile path 76.9-100.6%; staged at least direct within
 // 0.3 points everywhere but 8-byte x 4 columns (97.4 against 99.2, the
-// staged kernel then spilling 12 bytes; launch bounds of two blocks an SM
-// removed every spill since). The default reads staged.
+// staged kernel then spilling 12 bytes). With launch bounds of two blocks an
+// SM (no spills) and whole spans unchecked, run 153: staged 98.3-102.6%,
+// direct 92.0-102.3%, skinny 77.0-100.5%; 8-byte x 4 columns 99.5 against
+// 99.7. The default reads staged.
 enum class Narrow : int { off, direct, staged };
 
 constexpr int kNarrowThreads = 256;
@@ -228,6 +232,7 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
 #pragma unroll
         for (int j = 0; j < C; ++j) sm[narrow_slot<C>(t + j * kNarrowThreads)] = v[j];
       } else {
+#pragma unroll 1
         for (unsigned q = t; q < nq; q += kNarrowThreads) sm[narrow_slot<C>(q)] = src[q];
       }
       __syncthreads();
@@ -300,6 +305,146 @@ void launch_narrow(const void* in, void* out, const Dims& d, bool staged, cudaSt
     GT_NARROW_CASE(8)
 #undef GT_NARROW_CASE
     default: throw Error(ErrorKind::internal, "padded: narrow path called with " + std::to_string(d.cols) + " columns");
+  }
+}
+
+// Wide matrices, the narrow kernel's mirror: R <= kNarrowMax rows, output
+// packed (ld_out == R), every input row 16-byte aligned. A thread takes V =
+// 16/S consecutive columns: one 16-byte word from each of the R rows (each
+// load instruction 512 contiguous bytes of one row across a warp), which
+// interleaved in registers are 16*R contiguous bytes of output, V output
+// rows. Those go through shared memory (padded as the narrow kernel's) so
+// that the block writes its span of output with consecutive lanes on
+// consecutive words. The cols % V columns left at the end take a scalar
+// path. Before it, these shapes took skinny_rows_tile, which writes shared
+// memory one element at a time (the variant -no-wide). Run 153 (H100, % of
+// a copy, same process, 150e6 elements, 1-8 rows, every size): 98.2-103.0%
+// against 79.9-98.6% for the skinny path (1 byte x 8 rows 100.9 against
+// 80.2).
+
+// Output byte p of a group's 16*R bytes is byte p % S of element p / S,
+// which is input row (p / S) % R, column (p / S) / R of the group: byte
+// (p / S) / R * S + p % S of that row's word, x[4 * row + ...].
+template <std::size_t S, int R>
+struct WideSrc {
+  static constexpr int at(int p) {
+    return 16 * ((p / int(S)) % R) + (p / int(S)) / R * int(S) + p % int(S);
+  }
+};
+
+// Word W of output word k of a group (bytes 16k + 4W .. +3), from 1 to 4
+// input words in any order: at most three PRMT.
+template <std::size_t S, int R, int k, int W>
+__device__ __forceinline__ unsigned wide_word(const unsigned (&x)[4 * R]) {
+  using N = WideSrc<S, R>;
+  constexpr int p = 16 * k + 4 * W;
+  constexpr int w0 = N::at(p) / 4, w1 = N::at(p + 1) / 4, w2 = N::at(p + 2) / 4, w3 = N::at(p + 3) / 4;
+  constexpr int b0 = N::at(p) % 4, b1 = N::at(p + 1) % 4, b2 = N::at(p + 2) % 4, b3 = N::at(p + 3) % 4;
+  if constexpr (w0 == w1 && w1 == w2 && w2 == w3) {
+    if constexpr (b0 == 0 && b1 == 1 && b2 == 2 && b3 == 3) return x[w0];
+    else return __byte_perm(x[w0], 0u, sel4(b0, b1, b2, b3));
+  } else {
+    // The distinct words in order of first use: u0, u1 (and u2, u3).
+    constexpr int u0 = w0;
+    constexpr int u1 = w1 != u0 ? w1 : w2 != u0 ? w2 : w3;
+    constexpr int u2 = (w2 != u0 && w2 != u1) ? w2 : (w3 != u0 && w3 != u1) ? w3 : -1;
+    constexpr int u3 = (u2 >= 0 && w3 != u0 && w3 != u1 && w3 != u2) ? w3 : -1;
+    // Selector of byte b from the pair (a, c): a's bytes 0..3, c's 4..7; 0 where neither.
+    constexpr auto pick = [](int w, int by, int a, int c) { return w == a ? by : w == c ? 4 + by : 0; };
+    if constexpr (u2 < 0) {
+      return __byte_perm(x[u0], x[u1], sel4(pick(w0, b0, u0, u1), pick(w1, b1, u0, u1), pick(w2, b2, u0, u1),
+                                            pick(w3, b3, u0, u1)));
+    } else {
+      constexpr int v3 = u3 < 0 ? u2 : u3;
+      const unsigned lo = __byte_perm(x[u0], x[u1], sel4(pick(w0, b0, u0, u1), pick(w1, b1, u0, u1),
+                                                         pick(w2, b2, u0, u1), pick(w3, b3, u0, u1)));
+      const unsigned hi = __byte_perm(x[u2], x[v3], sel4(pick(w0, b0, u2, v3), pick(w1, b1, u2, v3),
+                                                         pick(w2, b2, u2, v3), pick(w3, b3, u2, v3)));
+      constexpr auto from_lo = [](int w, int a, int c) { return w == a || w == c; };
+      return __byte_perm(lo, hi, sel4(from_lo(w0, u0, u1) ? 0 : 4, from_lo(w1, u0, u1) ? 1 : 5,
+                                      from_lo(w2, u0, u1) ? 2 : 6, from_lo(w3, u0, u1) ? 3 : 7));
+    }
+  }
+}
+
+template <std::size_t S, int R>
+__global__ void __launch_bounds__(kNarrowThreads, 2)
+    padded_wide_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, std::uint64_t cols,
+                       std::uint64_t ld_in) {
+  constexpr int V = 16 / int(S);
+  const std::uint64_t groups = cols / V, pitch = ld_in * S;
+  __shared__ uint4 sm[kNarrowSlots<R>];
+  const unsigned t = threadIdx.x;
+  for (std::uint64_t g0 = std::uint64_t(blockIdx.x) * kNarrowThreads; g0 < groups;
+       g0 += std::uint64_t(gridDim.x) * kNarrowThreads) {
+    const unsigned n = groups - g0 < kNarrowThreads ? unsigned(groups - g0) : kNarrowThreads;
+    if (t < n) {
+      const unsigned char* src = in + (g0 + t) * 16;
+      unsigned x[4 * R];
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const uint4 v = *reinterpret_cast<const uint4*>(src + r * pitch);
+        x[4 * r] = v.x;
+        x[4 * r + 1] = v.y;
+        x[4 * r + 2] = v.z;
+        x[4 * r + 3] = v.w;
+      }
+      static_for<R>([&](auto ki) {
+        constexpr int k = decltype(ki)::value;
+        sm[narrow_slot<R>(t * R + k)] =
+            make_uint4(wide_word<S, R, k, 0>(x), wide_word<S, R, k, 1>(x), wide_word<S, R, k, 2>(x),
+                       wide_word<S, R, k, 3>(x));
+      });
+    }
+    __syncthreads();
+    uint4* dst = reinterpret_cast<uint4*>(out) + g0 * R;
+    const unsigned nq = n * R;
+    if (n == kNarrowThreads) {
+#pragma unroll
+      for (int j = 0; j < R; ++j) dst[t + j * kNarrowThreads] = sm[narrow_slot<R>(t + j * kNarrowThreads)];
+    } else {
+#pragma unroll 1
+      for (unsigned q = t; q < nq; q += kNarrowThreads) dst[q] = sm[narrow_slot<R>(q)];
+    }
+    __syncthreads();  // the next span reuses the buffer
+  }
+  // The last cols % V columns, one element per thread.
+  using T = carrier_t<S>;
+  const std::uint64_t c0 = groups * V, tail = (cols - c0) * R;
+  const std::uint64_t first = std::uint64_t(blockIdx.x) * kNarrowThreads + t;
+  if (first < tail) {
+    const std::uint64_t c = c0 + first / R, r = first % R;
+    reinterpret_cast<T*>(out)[c * R + r] = reinterpret_cast<const T*>(in)[r * ld_in + c];
+  }
+}
+
+template <std::size_t S>
+bool wide_ok(const void* in, const void* out, const Dims& d) {
+  return d.rows <= std::uint64_t(kNarrowMax) && d.ld_out == d.rows && (d.ld_in * S) % 16 == 0 &&
+         (reinterpret_cast<std::uintptr_t>(in) % 16) == 0 && (reinterpret_cast<std::uintptr_t>(out) % 16) == 0;
+}
+
+template <std::size_t S>
+void launch_wide(const void* in, void* out, const Dims& d, cudaStream_t stream) {
+  constexpr std::uint64_t V = 16 / S;
+  const std::uint64_t groups = d.cols / V, tail = (d.cols % V) * d.rows;
+  const std::uint64_t work = groups > tail ? groups : tail;
+  const unsigned grid = grid_1d(ceil_div(work, kNarrowThreads));
+  const auto* i = static_cast<const unsigned char*>(in);
+  auto* o = static_cast<unsigned char*>(out);
+  switch (d.rows) {
+#define GT_WIDE_CASE(RR) \
+  case RR: padded_wide_kernel<S, RR><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.cols, d.ld_in); break;
+    GT_WIDE_CASE(1)
+    GT_WIDE_CASE(2)
+    GT_WIDE_CASE(3)
+    GT_WIDE_CASE(4)
+    GT_WIDE_CASE(5)
+    GT_WIDE_CASE(6)
+    GT_WIDE_CASE(7)
+    GT_WIDE_CASE(8)
+#undef GT_WIDE_CASE
+    default: throw Error(ErrorKind::internal, "padded: wide path called with " + std::to_string(d.rows) + " rows");
   }
 }
 
@@ -451,7 +596,7 @@ bool grouped_aligned(const Dims& d) {
 // wherever it applies (the device and the binary have it, two tile rows and
 // a tile column).
 template <class Cfg, Narrow NARROW = Narrow::staged, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg,
-          class TmaP = void, std::uint32_t GROUP = kMisalignedGroup, int ALIGNED_ORDER = 0>
+          class TmaP = void, std::uint32_t GROUP = kMisalignedGroup, int ALIGNED_ORDER = 0, bool WIDE = true>
 void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   require(padded_info(), in, out, p);
   const Dims d = resolve(p, Kind::transpose);
@@ -477,6 +622,8 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
   };
   if (NARROW != Narrow::off && narrow_ok<Cfg::S>(in, out, d)) {
     launch_narrow<Cfg::S>(in, out, d, NARROW == Narrow::staged, stream);
+  } else if (WIDE && wide_ok<Cfg::S>(in, out, d)) {
+    launch_wide<Cfg::S>(in, out, d, stream);
   } else if (vec16_ok(in, out, d, Cfg::S)) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else if (few(Cfg{}, 1) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream);
@@ -676,6 +823,8 @@ std::vector<Variant> padded_variants() {
              typename Tn::Alt{});
   v.push_back({base + "-no-narrow", params + ", narrow matrices on the skinny tile path", false,
                launch_cfg<D, Narrow::off, mis, true, typename Tn::Mis>});
+  v.push_back({base + "-no-wide", params + ", wide matrices (at most 8 rows) on the skinny tile path", false,
+               launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 0, false>});
   v.push_back({base + "-narrow-direct", params + ", narrow matrices read thread by thread", false,
                launch_cfg<D, Narrow::direct, mis, true, typename Tn::Mis>});
   if constexpr (S < 16) {

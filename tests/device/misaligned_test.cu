@@ -14,7 +14,8 @@
 // (padded-misaligned-tma-*), and aligned rows in either tile order through
 // -aligned-linear and -aligned-grouped. `Rows/Narrow` runs padded's narrow
 // kernel (at most 8 columns, input packed) through both of its reads and
-// the skinny path it replaces, with the same guards.
+// the skinny path it replaces, with the same guards; `Rows/Wide` its mirror
+// (at most 8 rows, output packed), the wide kernel.
 #include <gtest/gtest.h>
 
 #include <cinttypes>
@@ -169,6 +170,24 @@ std::vector<Case> narrow_cases() {
   return v;
 }
 
+// Wide matrices (at most 8 rows, output packed, input rows 16-byte
+// aligned): padded's wide kernel and the skinny tile path it replaces
+// (-no-wide), at every element size. Columns not a multiple of 16 / S leave
+// a scalar tail; "_li" pads each input row to a multiple of 16 bytes.
+std::vector<Case> wide_cases() {
+  std::vector<Case> v;
+  for (std::size_t es : {1, 2, 4, 8, 16}) {
+    const std::uint64_t a = 16 / es;  // columns per 16 bytes of input row
+    for (std::uint64_t r = 1; r <= 8; ++r) v.push_back({es, r, 123456, 0, 0, 0, 0});
+    v.push_back({es, 7, 100003, (a - 100003 % a) % a, 0, 0, 0});
+    v.push_back({es, 8, 1000003, (a - 1000003 % a) % a, 0, 0, 0});
+    v.push_back({es, 5, 4096 * 16 + 48, 0, 0, 0, 0});
+    v.push_back({es, 3, 5, 11, 0, 0, 0});
+    v.push_back({es, 8, 17, (a - 17 % a) % a, 0, 0, 0});
+  }
+  return v;
+}
+
 std::vector<Case> in_place_cases() {
   std::vector<Case> v;
   for (std::size_t es : {1, 2, 4, 8, 16})
@@ -194,6 +213,19 @@ class MisalignedOut : public ::testing::TestWithParam<Case> {
 };
 class MisalignedIn : public MisalignedOut {};
 class Narrow : public MisalignedOut {};
+class Wide : public MisalignedOut {};
+
+TEST_P(Wide, PaddedIsBitExactOnBothPathsAndTouchesOnlyItsBytes) {
+  const Case& c = GetParam();
+  run_one(c, false, "padded", gt::kernels::find("padded")->launch);
+  int n = 0;
+  for (const auto& v : gt::kernels::tuning_variants("padded", c.elem))
+    if (v.name.find("-no-wide") != std::string::npos) {
+      run_one(c, false, v.name, v.launch);
+      ++n;
+    }
+  EXPECT_EQ(n, 1) << "padded's variant -no-wide";
+}
 
 TEST_P(Narrow, PaddedIsBitExactOnEveryReadAndTouchesOnlyItsBytes) {
   const Case& c = GetParam();
@@ -211,6 +243,8 @@ TEST_P(MisalignedOut, PaddedIsBitExactAndTouchesOnlyItsBytes) { run(GetParam(), 
 TEST_P(MisalignedIn, InplaceTiledIsBitExactAndTouchesOnlyItsBytes) { run(GetParam(), true); }
 
 INSTANTIATE_TEST_SUITE_P(Rows, MisalignedOut, ::testing::ValuesIn(out_of_place_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) { return name_of(i.param); });
+INSTANTIATE_TEST_SUITE_P(Rows, Wide, ::testing::ValuesIn(wide_cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return name_of(i.param); });
 INSTANTIATE_TEST_SUITE_P(Rows, Narrow, ::testing::ValuesIn(narrow_cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return name_of(i.param); });

@@ -107,8 +107,8 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   }
 }
 
-// Narrow matrices: C <= kNarrowMax columns, input packed (ld_in == C), every
-// output row 16-byte aligned. A thread takes V = 16/S consecutive input rows,
+// Narrow matrices: C <= kNarrowMax columns, input packed (ld_in == C) and
+// 16-byte aligned. A thread takes V = 16/S consecutive input rows,
 // which are 16*C contiguous bytes (C 16-byte words), de-interleaves them in
 // registers (PRMT for 1- and 2-byte elements, word picks for wider ones) and
 // stores one 16-byte vector to each of the C output rows, at column V*g: the
@@ -134,7 +134,13 @@ __global__ void __launch_bounds__(kSkinnyThreads)
 // staged kernel then spilling 12 bytes). With launch bounds of two blocks an
 // SM (no spills) and whole spans unchecked, run 153: staged 98.3-102.6%,
 // direct 92.0-102.3%, skinny 77.0-100.5%; 8-byte x 4 columns 99.5 against
-// 99.7. The default reads staged.
+// 99.7. The default reads staged. Output rows that are not 16-byte aligned
+// (rows * S not a multiple of 16, or an output not 16-byte aligned) take
+// the staged read only, with the output staged as well (MIS_OUT below); the
+// direct read leaves them to the skinny tile path, which ran them at 30-32%
+// (1 and 2 bytes) and 67-71% (4 bytes) of a copy in run 154. Run 155, same
+// process, 1-8 columns: 96.0-103.3% at every size against 30.0-100.3% on
+// the skinny path (1 byte 50000001 x 3: 100.9 against 30.4).
 enum class Narrow : int { off, direct, staged };
 
 constexpr int kNarrowThreads = 256;
@@ -210,7 +216,34 @@ __device__ __forceinline__ void narrow_store(const unsigned (&x)[4 * C], unsigne
   });
 }
 
-template <std::size_t S, int C, bool STAGED>
+// Output rows not 16-byte aligned (MIS_OUT): the block's C vectors per
+// group wait in shared memory (row c's run of n vectors at os[c * T], the
+// input stage's buffer reused), and each output row's run is written as
+// whole aligned words, each from two neighbouring vectors shifted by the
+// row's offset (window16), with the partial first and last words holding
+// only the span's own bytes (store_head, store_tail: the neighbouring spans
+// write the rest of those words).
+template <std::size_t S, int C>
+__device__ __forceinline__ void narrow_store_staged(const uint4* os, unsigned char* out, std::uint64_t pitch,
+                                                    std::uint64_t g0, unsigned n, unsigned t) {
+#pragma unroll 1
+  for (int c = 0; c < C; ++c) {
+    const uint4* v = os + c * kNarrowThreads;
+    unsigned char* run = out + c * pitch + g0 * 16;  // the span's first byte of row c
+    const unsigned oc = unsigned(reinterpret_cast<std::uintptr_t>(run) & 15u);
+    if (oc == 0) {
+      if (t < n) store16<false>(run + t * 16, v[t]);
+    } else {
+      const unsigned dl = 16 - oc;                       // bytes before the first boundary
+      unsigned char* a0 = run + dl;                      // 16-byte aligned
+      if (t + 1 < n) store16<false>(a0 + t * 16, window16<S>(v[t], v[t + 1], dl));
+      if (t == 0) store_head<S>(a0 - 16, window16<S>(v[0], v[0], dl), oc);
+      if (t + 1 == n) store_tail<S>(a0 + (n - 1) * 16, window16<S>(v[n - 1], v[n - 1], dl), oc);
+    }
+  }
+}
+
+template <std::size_t S, int C, bool STAGED, bool MIS_OUT = false>
 __global__ void __launch_bounds__(kNarrowThreads, 2)
     padded_narrow_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, std::uint64_t rows,
                          std::uint64_t ld_out) {
@@ -236,8 +269,8 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
         for (unsigned q = t; q < nq; q += kNarrowThreads) sm[narrow_slot<C>(q)] = src[q];
       }
       __syncthreads();
+      unsigned x[4 * C];
       if (t < n) {
-        unsigned x[4 * C];
 #pragma unroll
         for (int i = 0; i < C; ++i) {
           const uint4 w = sm[narrow_slot<C>(t * C + i)];
@@ -246,7 +279,19 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
           x[4 * i + 2] = w.z;
           x[4 * i + 3] = w.w;
         }
-        narrow_store<S, C>(x, out + (g0 + t) * 16, pitch);
+        if constexpr (!MIS_OUT) narrow_store<S, C>(x, out + (g0 + t) * 16, pitch);
+      }
+      if constexpr (MIS_OUT) {
+        static_assert(kNarrowThreads * C <= kNarrowSlots<C>, "the output stage fits the input stage's buffer");
+        __syncthreads();  // every read of the input stage is done
+        if (t < n)
+          static_for<C>([&](auto ci) {
+            constexpr int c = decltype(ci)::value;
+            sm[c * kNarrowThreads + t] = make_uint4(narrow_word<S, C, c, 0>(x), narrow_word<S, C, c, 1>(x),
+                                                    narrow_word<S, C, c, 2>(x), narrow_word<S, C, c, 3>(x));
+          });
+        __syncthreads();
+        narrow_store_staged<S, C>(sm, out, pitch, g0, n, t);
       }
       __syncthreads();  // the next span reuses the buffer
     }
@@ -275,14 +320,20 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
   }
 }
 
+// The narrow kernel reads the input as 16-byte words: packed, 16-byte
+// aligned. Its output rows may start anywhere (staged read only).
 template <std::size_t S>
-bool narrow_ok(const void* in, const void* out, const Dims& d) {
-  return d.cols <= std::uint64_t(kNarrowMax) && d.ld_in == d.cols && (d.ld_out * S) % 16 == 0 &&
-         (reinterpret_cast<std::uintptr_t>(in) % 16) == 0 && (reinterpret_cast<std::uintptr_t>(out) % 16) == 0;
+bool narrow_ok(const void* in, const Dims& d) {
+  return d.cols <= std::uint64_t(kNarrowMax) && d.ld_in == d.cols && (reinterpret_cast<std::uintptr_t>(in) % 16) == 0;
+}
+template <std::size_t S>
+bool narrow_out_aligned(const void* out, const Dims& d) {
+  return (d.ld_out * S) % 16 == 0 && (reinterpret_cast<std::uintptr_t>(out) % 16) == 0;
 }
 
 template <std::size_t S>
 void launch_narrow(const void* in, void* out, const Dims& d, bool staged, cudaStream_t stream) {
+  const bool aligned = narrow_out_aligned<S>(out, d);  // else the staged read, with its output staged too
   constexpr std::uint64_t V = 16 / S;
   const std::uint64_t groups = d.rows / V, tail = (d.rows % V) * d.cols;
   const std::uint64_t work = groups > tail ? groups : tail;
@@ -292,7 +343,8 @@ void launch_narrow(const void* in, void* out, const Dims& d, bool staged, cudaSt
   switch (d.cols) {
 #define GT_NARROW_CASE(CC)                                                                        \
   case CC:                                                                                        \
-    if (staged) padded_narrow_kernel<S, CC, true><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out); \
+    if (!aligned) padded_narrow_kernel<S, CC, true, true><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out); \
+    else if (staged) padded_narrow_kernel<S, CC, true><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out);  \
     else padded_narrow_kernel<S, CC, false><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out);       \
     break;
     GT_NARROW_CASE(1)
@@ -309,7 +361,7 @@ void launch_narrow(const void* in, void* out, const Dims& d, bool staged, cudaSt
 }
 
 // Wide matrices, the narrow kernel's mirror: R <= kNarrowMax rows, output
-// packed (ld_out == R), every input row 16-byte aligned. A thread takes V =
+// packed (ld_out == R), input and output 16-byte aligned. A thread takes V =
 // 16/S consecutive columns: one 16-byte word from each of the R rows (each
 // load instruction 512 contiguous bytes of one row across a warp), which
 // interleaved in registers are 16*R contiguous bytes of output, V output
@@ -367,7 +419,17 @@ __device__ __forceinline__ unsigned wide_word(const unsigned (&x)[4 * R]) {
   }
 }
 
-template <std::size_t S, int R>
+// Input rows not 16-byte aligned (MIS_IN): each lane reads the aligned word
+// that holds its 16 bytes' start, takes the next from the next lane (a
+// shuffle; the warp's last lane, and the span's, read their own) and shifts
+// by the row's offset (window16). Every word read holds bytes of the row:
+// row 0 starts aligned, and the bytes before a later row's start are the
+// row above's. Run 155 (H100, % of a copy, same process, 150e6 elements):
+// 3 rows 98.9-101.2% at every size (the skinny path 31.0-98.9); 5-8 rows
+// 79.4-89.2% for 1 and 2 bytes, 85.8-96.4% for 4, 97.7-99.7% for 8 and 16
+// (skinny 30.9-98.2): the shuffles and window16's selects, per row, are what
+// is left to cut (a staged input, as the narrow kernel's, would drop them).
+template <std::size_t S, int R, bool MIS_IN = false>
 __global__ void __launch_bounds__(kNarrowThreads, 2)
     padded_wide_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, std::uint64_t cols,
                        std::uint64_t ld_in) {
@@ -378,9 +440,30 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
   for (std::uint64_t g0 = std::uint64_t(blockIdx.x) * kNarrowThreads; g0 < groups;
        g0 += std::uint64_t(gridDim.x) * kNarrowThreads) {
     const unsigned n = groups - g0 < kNarrowThreads ? unsigned(groups - g0) : kNarrowThreads;
-    if (t < n) {
+    unsigned x[4 * R];
+    if constexpr (MIS_IN) {
+      const unsigned lane = t & 31u;
+      uint4 lo[R];
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const unsigned char* src = in + r * pitch + (g0 + t) * 16;
+        const unsigned char* a = src - (reinterpret_cast<std::uintptr_t>(src) & 15u);
+        lo[r] = t < n ? load16<false>(a) : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const unsigned char* src = in + r * pitch + (g0 + t) * 16;
+        const unsigned o = unsigned(reinterpret_cast<std::uintptr_t>(src) & 15u);  // the same for every lane
+        uint4 hi = shfl_down16(lo[r], 32);
+        if (o != 0 && t < n && (lane == 31u || t + 1 == n)) hi = load16<false>(src - o + 16);
+        const uint4 v = o ? window16<S>(lo[r], hi, o) : lo[r];
+        x[4 * r] = v.x;
+        x[4 * r + 1] = v.y;
+        x[4 * r + 2] = v.z;
+        x[4 * r + 3] = v.w;
+      }
+    } else if (t < n) {
       const unsigned char* src = in + (g0 + t) * 16;
-      unsigned x[4 * R];
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         const uint4 v = *reinterpret_cast<const uint4*>(src + r * pitch);
@@ -389,6 +472,8 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
         x[4 * r + 2] = v.z;
         x[4 * r + 3] = v.w;
       }
+    }
+    if (t < n) {
       static_for<R>([&](auto ki) {
         constexpr int k = decltype(ki)::value;
         sm[narrow_slot<R>(t * R + k)] =
@@ -420,12 +505,13 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
 
 template <std::size_t S>
 bool wide_ok(const void* in, const void* out, const Dims& d) {
-  return d.rows <= std::uint64_t(kNarrowMax) && d.ld_out == d.rows && (d.ld_in * S) % 16 == 0 &&
+  return d.rows <= std::uint64_t(kNarrowMax) && d.ld_out == d.rows &&
          (reinterpret_cast<std::uintptr_t>(in) % 16) == 0 && (reinterpret_cast<std::uintptr_t>(out) % 16) == 0;
 }
 
 template <std::size_t S>
 void launch_wide(const void* in, void* out, const Dims& d, cudaStream_t stream) {
+  const bool mis = (d.ld_in * S) % 16 != 0;  // input rows not all 16-byte aligned
   constexpr std::uint64_t V = 16 / S;
   const std::uint64_t groups = d.cols / V, tail = (d.cols % V) * d.rows;
   const std::uint64_t work = groups > tail ? groups : tail;
@@ -434,7 +520,10 @@ void launch_wide(const void* in, void* out, const Dims& d, cudaStream_t stream) 
   auto* o = static_cast<unsigned char*>(out);
   switch (d.rows) {
 #define GT_WIDE_CASE(RR) \
-  case RR: padded_wide_kernel<S, RR><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.cols, d.ld_in); break;
+  case RR:                                                                                          \
+    if (mis) padded_wide_kernel<S, RR, true><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.cols, d.ld_in); \
+    else padded_wide_kernel<S, RR><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.cols, d.ld_in);           \
+    break;
     GT_WIDE_CASE(1)
     GT_WIDE_CASE(2)
     GT_WIDE_CASE(3)
@@ -620,7 +709,8 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     using C = decltype(c);
     return ceil_div(d.rows, C::TR) * ceil_div(d.cols, C::TC) < per_two_sms * want;
   };
-  if (NARROW != Narrow::off && narrow_ok<Cfg::S>(in, out, d)) {
+  if (NARROW != Narrow::off && narrow_ok<Cfg::S>(in, d) &&
+      (NARROW == Narrow::staged || narrow_out_aligned<Cfg::S>(out, d))) {
     launch_narrow<Cfg::S>(in, out, d, NARROW == Narrow::staged, stream);
   } else if (WIDE && wide_ok<Cfg::S>(in, out, d)) {
     launch_wide<Cfg::S>(in, out, d, stream);

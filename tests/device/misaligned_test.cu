@@ -155,7 +155,7 @@ std::vector<Case> out_of_place_cases() {
 // default; -narrow-direct) and the skinny tile path it replaces (-no-narrow), at
 // every element size. Rows not a multiple of 16 / S leave a scalar tail;
 // spans shorter than a block's (256 groups of rows) leave a partial last
-// span; "_lo" pads each output row to a multiple of 16 bytes.
+// span; "_lo" pads each output row to a multiple of 16 bytes, or not.
 std::vector<Case> narrow_cases() {
   std::vector<Case> v;
   for (std::size_t es : {1, 2, 4, 8, 16}) {
@@ -166,6 +166,18 @@ std::vector<Case> narrow_cases() {
     v.push_back({es, 4096 * 16 + 48, 6, 0, 0, 0, 0});
     v.push_back({es, 5, 3, 0, 11, 0, 0});
     v.push_back({es, 17, 8, 0, (a - 17 % a) % a, 0, 0});
+    // Output rows not 16-byte aligned (the staged read's staged output):
+    // odd row counts, an odd leading dimension, an output one element past a
+    // 16-byte boundary, a span of one group of rows. (16-byte rows are
+    // always aligned.)
+    if (es == 16) continue;
+    v.push_back({es, 100003, 7, 0, 0, 0, 0});
+    v.push_back({es, 1000003, 8, 0, 0, 0, 0});
+    v.push_back({es, 123457, 3, 0, 1, 0, 0});
+    v.push_back({es, 17, 8, 0, 0, 0, 0});
+    v.push_back({es, 5, 3, 0, 0, 0, 0});
+    v.push_back({es, 4096 * 16 + 47, 5, 0, 3, 0, 0});
+    v.push_back({es, 123459, 6, 0, 0, 0, 1});
   }
   return v;
 }
@@ -184,6 +196,15 @@ std::vector<Case> wide_cases() {
     v.push_back({es, 5, 4096 * 16 + 48, 0, 0, 0, 0});
     v.push_back({es, 3, 5, 11, 0, 0, 0});
     v.push_back({es, 8, 17, (a - 17 % a) % a, 0, 0, 0});
+    // Input rows not 16-byte aligned (each lane's word shifted by its row's
+    // offset): odd column counts, odd leading dimensions, partial spans.
+    if (es == 16) continue;
+    v.push_back({es, 7, 100003, 0, 0, 0, 0});
+    v.push_back({es, 8, 1000003, 0, 0, 0, 0});
+    v.push_back({es, 3, 123457, 1, 0, 0, 0});
+    v.push_back({es, 8, 17, 0, 0, 0, 0});
+    v.push_back({es, 3, 5, 0, 0, 0, 0});
+    v.push_back({es, 5, 4096 * 16 + 47, 3, 0, 0, 0});
   }
   return v;
 }

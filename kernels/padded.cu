@@ -331,13 +331,20 @@ bool narrow_out_aligned(const void* out, const Dims& d) {
   return (d.ld_out * S) % 16 == 0 && (reinterpret_cast<std::uintptr_t>(out) % 16) == 0;
 }
 
+// Blocks of a narrow (wide) launch: a thread per group of 16/S elements
+// along the long side, and enough threads for the scalar tail (the last
+// along % (16/S) elements of each of the `across` rows or columns).
+template <std::size_t S>
+unsigned narrow_grid(std::uint64_t along, std::uint64_t across) {
+  constexpr std::uint64_t V = 16 / S;
+  const std::uint64_t groups = along / V, tail = (along % V) * across;
+  return grid_1d(ceil_div(groups > tail ? groups : tail, kNarrowThreads));
+}
+
 template <std::size_t S>
 void launch_narrow(const void* in, void* out, const Dims& d, bool staged, cudaStream_t stream) {
   const bool aligned = narrow_out_aligned<S>(out, d);  // else the staged read, with its output staged too
-  constexpr std::uint64_t V = 16 / S;
-  const std::uint64_t groups = d.rows / V, tail = (d.rows % V) * d.cols;
-  const std::uint64_t work = groups > tail ? groups : tail;
-  const unsigned grid = grid_1d(ceil_div(work, kNarrowThreads));
+  const unsigned grid = narrow_grid<S>(d.rows, d.cols);
   const auto* i = static_cast<const unsigned char*>(in);
   auto* o = static_cast<unsigned char*>(out);
   switch (d.cols) {
@@ -512,10 +519,7 @@ bool wide_ok(const void* in, const void* out, const Dims& d) {
 template <std::size_t S>
 void launch_wide(const void* in, void* out, const Dims& d, cudaStream_t stream) {
   const bool mis = (d.ld_in * S) % 16 != 0;  // input rows not all 16-byte aligned
-  constexpr std::uint64_t V = 16 / S;
-  const std::uint64_t groups = d.cols / V, tail = (d.cols % V) * d.rows;
-  const std::uint64_t work = groups > tail ? groups : tail;
-  const unsigned grid = grid_1d(ceil_div(work, kNarrowThreads));
+  const unsigned grid = narrow_grid<S>(d.cols, d.rows);
   const auto* i = static_cast<const unsigned char*>(in);
   auto* o = static_cast<unsigned char*>(out);
   switch (d.rows) {

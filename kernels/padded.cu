@@ -155,46 +155,67 @@ __device__ __forceinline__ void static_for(F&& f) {
   static_for_impl(std::make_integer_sequence<int, N>{}, f);
 }
 
-// Byte k of 32-bit word W of output column c's vector, as a byte of the
-// thread's 16*C input bytes (x[]): output byte p = 4W + k is byte p % S of
-// input row p / S, column c.
-template <std::size_t S, int C, int c, int W>
-struct NarrowSrc {
-  static constexpr int at(int k) { return ((4 * W + k) / int(S) * C + c) * int(S) + (4 * W + k) % int(S); }
-  static constexpr int wd(int k) { return at(k) / 4; }
-  static constexpr int by(int k) { return at(k) % 4; }
-};
-
 // PRMT selector from four nibbles, byte 0 first.
 constexpr unsigned sel4(int b0, int b1, int b2, int b3) {
   return unsigned(b0) | unsigned(b1) << 4 | unsigned(b2) << 8 | unsigned(b3) << 12;
 }
 
-// Word W of output column c: its 4 bytes come from 1 to 4 input words (in
-// increasing order), gathered with 0 to 3 PRMT.
-template <std::size_t S, int C, int c, int W>
-__device__ __forceinline__ unsigned narrow_word(const unsigned (&x)[4 * C]) {
-  using N = NarrowSrc<S, C, c, W>;
-  constexpr int w0 = N::wd(0), w1 = N::wd(1), w2 = N::wd(2), w3 = N::wd(3);
-  constexpr int b0 = N::by(0), b1 = N::by(1), b2 = N::by(2), b3 = N::by(3);
-  constexpr int distinct = 1 + (w1 != w0) + (w2 != w1) + (w3 != w2);
-  if constexpr (distinct == 1) {
-    if constexpr (b0 == 0 && b1 == 1 && b2 == 2 && b3 == 3) return x[w0];
-    else return __byte_perm(x[w0], 0u, sel4(b0, b1, b2, b3));
-  } else if constexpr (distinct == 2) {
-    // Words w0 and w3: bytes of w3 are selectors 4..7.
-    return __byte_perm(x[w0], x[w3], sel4(b0, w1 == w0 ? b1 : 4 + b1, w2 == w0 ? b2 : 4 + b2, 4 + b3));
-  } else if constexpr (distinct == 3) {
-    // First the bytes of w0 and the middle word wm, then those of w3.
-    constexpr int wm = w1 != w0 ? w1 : w2;
-    const unsigned t = __byte_perm(x[w0], x[wm], sel4(b0, w1 == w0 ? b1 : 4 + b1, w2 == w3 ? 0 : 4 + b2, 0));
-    return __byte_perm(t, x[w3], sel4(0, w1 == w3 ? 4 + b1 : 1, w2 == w3 ? 4 + b2 : 2, 4 + b3));
+// Bytes P..P+3 of a 16-byte vector whose byte p is byte Src::at(p) of the
+// thread's words x (x[i]: bytes 4i..4i+3), from 1 to 4 words in any order:
+// none, then 1, 2 or 3 PRMT for 1 (out of order), 2, 3 or 4 words. The
+// narrow kernel's and the wide kernel's (de-)interleaves are such gathers.
+template <class Src, int P, int N>
+__device__ __forceinline__ unsigned gather_word(const unsigned (&x)[N]) {
+  constexpr int w0 = Src::at(P) / 4, w1 = Src::at(P + 1) / 4, w2 = Src::at(P + 2) / 4, w3 = Src::at(P + 3) / 4;
+  constexpr int b0 = Src::at(P) % 4, b1 = Src::at(P + 1) % 4, b2 = Src::at(P + 2) % 4, b3 = Src::at(P + 3) % 4;
+  // The distinct words in order of first use: u0, u1, u2, u3 (-1: none).
+  constexpr int u0 = w0;
+  constexpr int u1 = w1 != u0 ? w1 : w2 != u0 ? w2 : w3 != u0 ? w3 : -1;
+  constexpr int u2 = (w2 != u0 && w2 != u1) ? w2 : (w3 != u0 && w3 != u1) ? w3 : -1;
+  constexpr int u3 = (u2 >= 0 && w3 != u0 && w3 != u1 && w3 != u2) ? w3 : -1;
+  // Selector of a byte (word w, byte by) from the pair (a, c): a's bytes
+  // 0..3, c's 4..7; 0 (unused) where neither holds it.
+  constexpr auto pick = [](int w, int by, int a, int c) { return w == a ? by : w == c ? 4 + by : 0; };
+  constexpr auto in = [](int w, int a, int c) { return w == a || w == c; };
+  if constexpr (u1 < 0) {
+    if constexpr (b0 == 0 && b1 == 1 && b2 == 2 && b3 == 3) return x[u0];
+    else return __byte_perm(x[u0], 0u, sel4(b0, b1, b2, b3));
   } else {
-    const unsigned lo = __byte_perm(x[w0], x[w1], sel4(b0, 4 + b1, 0, 0));
-    const unsigned hi = __byte_perm(x[w2], x[w3], sel4(0, 0, b2, 4 + b3));
-    return __byte_perm(lo, hi, 0x7610);
+    const unsigned t = __byte_perm(x[u0], x[u1], sel4(pick(w0, b0, u0, u1), pick(w1, b1, u0, u1),
+                                                      pick(w2, b2, u0, u1), pick(w3, b3, u0, u1)));
+    if constexpr (u2 < 0) {
+      return t;
+    } else if constexpr (u3 < 0) {  // t's bytes, then those of u2
+      return __byte_perm(t, x[u2], sel4(in(w0, u0, u1) ? 0 : 4 + b0, in(w1, u0, u1) ? 1 : 4 + b1,
+                                        in(w2, u0, u1) ? 2 : 4 + b2, in(w3, u0, u1) ? 3 : 4 + b3));
+    } else {
+      const unsigned h = __byte_perm(x[u2], x[u3], sel4(pick(w0, b0, u2, u3), pick(w1, b1, u2, u3),
+                                                        pick(w2, b2, u2, u3), pick(w3, b3, u2, u3)));
+      return __byte_perm(t, h, sel4(in(w0, u0, u1) ? 0 : 4, in(w1, u0, u1) ? 1 : 5, in(w2, u0, u1) ? 2 : 6,
+                                    in(w3, u0, u1) ? 3 : 7));
+    }
   }
 }
+template <class Src, int N>
+__device__ __forceinline__ uint4 gather16(const unsigned (&x)[N]) {
+  return make_uint4(gather_word<Src, 0>(x), gather_word<Src, 4>(x), gather_word<Src, 8>(x), gather_word<Src, 12>(x));
+}
+
+// x[4i .. 4i + 3] = the words of v.
+template <int N>
+__device__ __forceinline__ void put_words(unsigned (&x)[N], int i, const uint4& v) {
+  x[4 * i] = v.x;
+  x[4 * i + 1] = v.y;
+  x[4 * i + 2] = v.z;
+  x[4 * i + 3] = v.w;
+}
+
+// Output column c's vector of a group of V input rows (x: its 16*C bytes):
+// byte p is byte p % S of input row p / S, column c.
+template <std::size_t S, int C, int c>
+struct NarrowSrc {
+  static constexpr int at(int p) { return (p / int(S) * C + c) * int(S) + p % int(S); }
+};
 
 // Word slot of a staged narrow block's 16-byte word q (see above).
 template <int C>
@@ -210,9 +231,7 @@ template <std::size_t S, int C>
 __device__ __forceinline__ void narrow_store(const unsigned (&x)[4 * C], unsigned char* dst, std::uint64_t pitch) {
   static_for<C>([&](auto ci) {
     constexpr int c = decltype(ci)::value;
-    const uint4 o = make_uint4(narrow_word<S, C, c, 0>(x), narrow_word<S, C, c, 1>(x), narrow_word<S, C, c, 2>(x),
-                               narrow_word<S, C, c, 3>(x));
-    *reinterpret_cast<uint4*>(dst + c * pitch) = o;
+    *reinterpret_cast<uint4*>(dst + c * pitch) = gather16<NarrowSrc<S, C, c>>(x);
   });
 }
 
@@ -273,11 +292,7 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
       if (t < n) {
 #pragma unroll
         for (int i = 0; i < C; ++i) {
-          const uint4 w = sm[narrow_slot<C>(t * C + i)];
-          x[4 * i] = w.x;
-          x[4 * i + 1] = w.y;
-          x[4 * i + 2] = w.z;
-          x[4 * i + 3] = w.w;
+          put_words(x, i, sm[narrow_slot<C>(t * C + i)]);
         }
         if constexpr (!MIS_OUT) narrow_store<S, C>(x, out + (g0 + t) * 16, pitch);
       }
@@ -287,8 +302,7 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
         if (t < n)
           static_for<C>([&](auto ci) {
             constexpr int c = decltype(ci)::value;
-            sm[c * kNarrowThreads + t] = make_uint4(narrow_word<S, C, c, 0>(x), narrow_word<S, C, c, 1>(x),
-                                                    narrow_word<S, C, c, 2>(x), narrow_word<S, C, c, 3>(x));
+            sm[c * kNarrowThreads + t] = gather16<NarrowSrc<S, C, c>>(x);
           });
         __syncthreads();
         narrow_store_staged<S, C>(sm, out, pitch, g0, n, t);
@@ -302,11 +316,7 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
       unsigned x[4 * C];
 #pragma unroll
       for (int i = 0; i < C; ++i) {
-        const uint4 v = src[i];
-        x[4 * i] = v.x;
-        x[4 * i + 1] = v.y;
-        x[4 * i + 2] = v.z;
-        x[4 * i + 3] = v.w;
+        put_words(x, i, src[i]);
       }
       narrow_store<S, C>(x, out + g * 16, pitch);
     }
@@ -331,6 +341,20 @@ bool narrow_out_aligned(const void* out, const Dims& d) {
   return (d.ld_out * S) % 16 == 0 && (reinterpret_cast<std::uintptr_t>(out) % 16) == 0;
 }
 
+// f(std::integral_constant<int, n>) for n = 1..kNarrowMax: the narrow and
+// wide kernels are compiled per column (row) count.
+template <class F, int... I>
+void with_lines_of(std::uint64_t n, F& f, std::integer_sequence<int, I...>) {
+  ((n == std::uint64_t(I + 1) ? (f(std::integral_constant<int, I + 1>{}), true) : false) || ...);
+}
+template <class F>
+void with_lines(std::uint64_t n, const char* what, F&& f) {
+  if (n < 1 || n > std::uint64_t(kNarrowMax))
+    throw Error(ErrorKind::internal, "padded: " + std::string(what) + " path called with " + std::to_string(n) +
+                                         (what[0] == 'n' ? " columns" : " rows"));
+  with_lines_of(n, f, std::make_integer_sequence<int, kNarrowMax>{});
+}
+
 // Blocks of a narrow (wide) launch: a thread per group of 16/S elements
 // along the long side, and enough threads for the scalar tail (the last
 // along % (16/S) elements of each of the `across` rows or columns).
@@ -347,24 +371,12 @@ void launch_narrow(const void* in, void* out, const Dims& d, bool staged, cudaSt
   const unsigned grid = narrow_grid<S>(d.rows, d.cols);
   const auto* i = static_cast<const unsigned char*>(in);
   auto* o = static_cast<unsigned char*>(out);
-  switch (d.cols) {
-#define GT_NARROW_CASE(CC)                                                                        \
-  case CC:                                                                                        \
-    if (!aligned) padded_narrow_kernel<S, CC, true, true><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out); \
-    else if (staged) padded_narrow_kernel<S, CC, true><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out);  \
-    else padded_narrow_kernel<S, CC, false><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out);       \
-    break;
-    GT_NARROW_CASE(1)
-    GT_NARROW_CASE(2)
-    GT_NARROW_CASE(3)
-    GT_NARROW_CASE(4)
-    GT_NARROW_CASE(5)
-    GT_NARROW_CASE(6)
-    GT_NARROW_CASE(7)
-    GT_NARROW_CASE(8)
-#undef GT_NARROW_CASE
-    default: throw Error(ErrorKind::internal, "padded: narrow path called with " + std::to_string(d.cols) + " columns");
-  }
+  with_lines(d.cols, "narrow", [&](auto cc) {
+    constexpr int C = decltype(cc)::value;
+    if (!aligned) padded_narrow_kernel<S, C, true, true><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out);
+    else if (staged) padded_narrow_kernel<S, C, true><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out);
+    else padded_narrow_kernel<S, C, false><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.rows, d.ld_out);
+  });
 }
 
 // Wide matrices, the narrow kernel's mirror: R <= kNarrowMax rows, output
@@ -381,50 +393,15 @@ void launch_narrow(const void* in, void* out, const Dims& d, bool staged, cudaSt
 // against 79.9-98.6% for the skinny path (1 byte x 8 rows 100.9 against
 // 80.2).
 
-// Output byte p of a group's 16*R bytes is byte p % S of element p / S,
-// which is input row (p / S) % R, column (p / S) / R of the group: byte
-// (p / S) / R * S + p % S of that row's word, x[4 * row + ...].
-template <std::size_t S, int R>
+// Output word k of a group (its bytes 16k .. 16k + 15 of the group's 16*R):
+// byte p of it is byte q % S of element q / S (q = 16k + p), which is input
+// row (q / S) % R, column (q / S) / R of the group, x[4 * row + ...].
+template <std::size_t S, int R, int k>
 struct WideSrc {
   static constexpr int at(int p) {
-    return 16 * ((p / int(S)) % R) + (p / int(S)) / R * int(S) + p % int(S);
+    return 16 * (((16 * k + p) / int(S)) % R) + (16 * k + p) / int(S) / R * int(S) + (16 * k + p) % int(S);
   }
 };
-
-// Word W of output word k of a group (bytes 16k + 4W .. +3), from 1 to 4
-// input words in any order: at most three PRMT.
-template <std::size_t S, int R, int k, int W>
-__device__ __forceinline__ unsigned wide_word(const unsigned (&x)[4 * R]) {
-  using N = WideSrc<S, R>;
-  constexpr int p = 16 * k + 4 * W;
-  constexpr int w0 = N::at(p) / 4, w1 = N::at(p + 1) / 4, w2 = N::at(p + 2) / 4, w3 = N::at(p + 3) / 4;
-  constexpr int b0 = N::at(p) % 4, b1 = N::at(p + 1) % 4, b2 = N::at(p + 2) % 4, b3 = N::at(p + 3) % 4;
-  if constexpr (w0 == w1 && w1 == w2 && w2 == w3) {
-    if constexpr (b0 == 0 && b1 == 1 && b2 == 2 && b3 == 3) return x[w0];
-    else return __byte_perm(x[w0], 0u, sel4(b0, b1, b2, b3));
-  } else {
-    // The distinct words in order of first use: u0, u1 (and u2, u3).
-    constexpr int u0 = w0;
-    constexpr int u1 = w1 != u0 ? w1 : w2 != u0 ? w2 : w3;
-    constexpr int u2 = (w2 != u0 && w2 != u1) ? w2 : (w3 != u0 && w3 != u1) ? w3 : -1;
-    constexpr int u3 = (u2 >= 0 && w3 != u0 && w3 != u1 && w3 != u2) ? w3 : -1;
-    // Selector of byte b from the pair (a, c): a's bytes 0..3, c's 4..7; 0 where neither.
-    constexpr auto pick = [](int w, int by, int a, int c) { return w == a ? by : w == c ? 4 + by : 0; };
-    if constexpr (u2 < 0) {
-      return __byte_perm(x[u0], x[u1], sel4(pick(w0, b0, u0, u1), pick(w1, b1, u0, u1), pick(w2, b2, u0, u1),
-                                            pick(w3, b3, u0, u1)));
-    } else {
-      constexpr int v3 = u3 < 0 ? u2 : u3;
-      const unsigned lo = __byte_perm(x[u0], x[u1], sel4(pick(w0, b0, u0, u1), pick(w1, b1, u0, u1),
-                                                         pick(w2, b2, u0, u1), pick(w3, b3, u0, u1)));
-      const unsigned hi = __byte_perm(x[u2], x[v3], sel4(pick(w0, b0, u2, v3), pick(w1, b1, u2, v3),
-                                                         pick(w2, b2, u2, v3), pick(w3, b3, u2, v3)));
-      constexpr auto from_lo = [](int w, int a, int c) { return w == a || w == c; };
-      return __byte_perm(lo, hi, sel4(from_lo(w0, u0, u1) ? 0 : 4, from_lo(w1, u0, u1) ? 1 : 5,
-                                      from_lo(w2, u0, u1) ? 2 : 6, from_lo(w3, u0, u1) ? 3 : 7));
-    }
-  }
-}
 
 // Input rows not 16-byte aligned (MIS_IN): each lane reads the aligned word
 // that holds its 16 bytes' start, takes the next from the next lane (a
@@ -463,29 +440,19 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
         const unsigned o = unsigned(reinterpret_cast<std::uintptr_t>(src) & 15u);  // the same for every lane
         uint4 hi = shfl_down16(lo[r], 32);
         if (o != 0 && t < n && (lane == 31u || t + 1 == n)) hi = load16<false>(src - o + 16);
-        const uint4 v = o ? window16<S>(lo[r], hi, o) : lo[r];
-        x[4 * r] = v.x;
-        x[4 * r + 1] = v.y;
-        x[4 * r + 2] = v.z;
-        x[4 * r + 3] = v.w;
+        put_words(x, r, o ? window16<S>(lo[r], hi, o) : lo[r]);
       }
     } else if (t < n) {
       const unsigned char* src = in + (g0 + t) * 16;
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        const uint4 v = *reinterpret_cast<const uint4*>(src + r * pitch);
-        x[4 * r] = v.x;
-        x[4 * r + 1] = v.y;
-        x[4 * r + 2] = v.z;
-        x[4 * r + 3] = v.w;
+        put_words(x, r, *reinterpret_cast<const uint4*>(src + r * pitch));
       }
     }
     if (t < n) {
       static_for<R>([&](auto ki) {
         constexpr int k = decltype(ki)::value;
-        sm[narrow_slot<R>(t * R + k)] =
-            make_uint4(wide_word<S, R, k, 0>(x), wide_word<S, R, k, 1>(x), wide_word<S, R, k, 2>(x),
-                       wide_word<S, R, k, 3>(x));
+        sm[narrow_slot<R>(t * R + k)] = gather16<WideSrc<S, R, k>>(x);
       });
     }
     __syncthreads();
@@ -522,23 +489,11 @@ void launch_wide(const void* in, void* out, const Dims& d, cudaStream_t stream) 
   const unsigned grid = narrow_grid<S>(d.cols, d.rows);
   const auto* i = static_cast<const unsigned char*>(in);
   auto* o = static_cast<unsigned char*>(out);
-  switch (d.rows) {
-#define GT_WIDE_CASE(RR) \
-  case RR:                                                                                          \
-    if (mis) padded_wide_kernel<S, RR, true><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.cols, d.ld_in); \
-    else padded_wide_kernel<S, RR><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.cols, d.ld_in);           \
-    break;
-    GT_WIDE_CASE(1)
-    GT_WIDE_CASE(2)
-    GT_WIDE_CASE(3)
-    GT_WIDE_CASE(4)
-    GT_WIDE_CASE(5)
-    GT_WIDE_CASE(6)
-    GT_WIDE_CASE(7)
-    GT_WIDE_CASE(8)
-#undef GT_WIDE_CASE
-    default: throw Error(ErrorKind::internal, "padded: wide path called with " + std::to_string(d.rows) + " rows");
-  }
+  with_lines(d.rows, "wide", [&](auto rr) {
+    constexpr int R = decltype(rr)::value;
+    if (mis) padded_wide_kernel<S, R, true><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.cols, d.ld_in);
+    else padded_wide_kernel<S, R><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.cols, d.ld_in);
+  });
 }
 
 // Blocks that keep every SM of the current device busy: two per SM. Small

@@ -408,12 +408,19 @@ struct WideSrc {
 // shuffle; the warp's last lane, and the span's, read their own) and shifts
 // by the row's offset (window16). Every word read holds bytes of the row:
 // row 0 starts aligned, and the bytes before a later row's start are the
-// row above's. Run 155 (H100, % of a copy, same process, 150e6 elements):
-// 3 rows 98.9-101.2% at every size (the skinny path 31.0-98.9); 5-8 rows
-// 79.4-89.2% for 1 and 2 bytes, 85.8-96.4% for 4, 97.7-99.7% for 8 and 16
-// (skinny 30.9-98.2): the shuffles and window16's selects, per row, are what
-// is left to cut (a staged input, as the narrow kernel's, would drop them).
-template <std::size_t S, int R, bool MIS_IN = false>
+// row above's. How the shifted word is made: lane by lane (window16: all
+// four of the next lane's words shuffled in, picked by selects), or by a
+// branch on the row's offset, which is the same in every lane of the grid
+// (window_uniform: only the words that offset reads are shuffled, no
+// selects). Run 155, lane by lane (H100, % of a copy, same process, 150e6
+// elements): 3 rows 98.9-101.2% at every size (the skinny path 31.0-98.9),
+// but 5-8 rows 79.4-89.2% for 1 and 2 bytes, 85.8-96.4% for 4. Run 161,
+// the branch against lane by lane: 96.7-102.8% at every size and 1-8 rows
+// against 79.7-103.1% (1 byte x 8 rows 99.5 against 79.7, 4 bytes 98.4
+// against 85.9). The default branches; -wide-lanes goes lane by lane.
+enum class Wide : int { off, lanes, uniform };
+
+template <std::size_t S, int R, Wide MIS_IN = Wide::off>
 __global__ void __launch_bounds__(kNarrowThreads, 2)
     padded_wide_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, std::uint64_t cols,
                        std::uint64_t ld_in) {
@@ -425,7 +432,7 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
        g0 += std::uint64_t(gridDim.x) * kNarrowThreads) {
     const unsigned n = groups - g0 < kNarrowThreads ? unsigned(groups - g0) : kNarrowThreads;
     unsigned x[4 * R];
-    if constexpr (MIS_IN) {
+    if constexpr (MIS_IN != Wide::off) {
       const unsigned lane = t & 31u;
       uint4 lo[R];
 #pragma unroll
@@ -438,9 +445,19 @@ __global__ void __launch_bounds__(kNarrowThreads, 2)
       for (int r = 0; r < R; ++r) {
         const unsigned char* src = in + r * pitch + (g0 + t) * 16;
         const unsigned o = unsigned(reinterpret_cast<std::uintptr_t>(src) & 15u);  // the same for every lane
-        uint4 hi = shfl_down16(lo[r], 32);
-        if (o != 0 && t < n && (lane == 31u || t + 1 == n)) hi = load16<false>(src - o + 16);
-        put_words(x, r, o ? window16<S>(lo[r], hi, o) : lo[r]);
+        const bool own = o != 0 && t < n && (lane == 31u || t + 1 == n);  // reads its next word itself
+        if constexpr (MIS_IN == Wide::uniform) {
+          const uint4 next = own ? load16<false>(src - o + 16) : make_uint4(0, 0, 0, 0);
+          put_words(x, r, window_uniform<S>(o, [&](int j) {
+                      if (j < 4) return word(lo[r], j);
+                      const unsigned nx = __shfl_down_sync(0xffffffffu, word(lo[r], j - 4), 1, 32);
+                      return own ? word(next, j - 4) : nx;
+                    }));
+        } else {
+          uint4 hi = shfl_down16(lo[r], 32);
+          if (own) hi = load16<false>(src - o + 16);
+          put_words(x, r, o ? window16<S>(lo[r], hi, o) : lo[r]);
+        }
       }
     } else if (t < n) {
       const unsigned char* src = in + (g0 + t) * 16;
@@ -484,14 +501,17 @@ bool wide_ok(const void* in, const void* out, const Dims& d) {
 }
 
 template <std::size_t S>
-void launch_wide(const void* in, void* out, const Dims& d, cudaStream_t stream) {
+void launch_wide(const void* in, void* out, const Dims& d, Wide realign, cudaStream_t stream) {
   const bool mis = (d.ld_in * S) % 16 != 0;  // input rows not all 16-byte aligned
   const unsigned grid = narrow_grid<S>(d.cols, d.rows);
   const auto* i = static_cast<const unsigned char*>(in);
   auto* o = static_cast<unsigned char*>(out);
   with_lines(d.rows, "wide", [&](auto rr) {
     constexpr int R = decltype(rr)::value;
-    if (mis) padded_wide_kernel<S, R, true><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.cols, d.ld_in);
+    if (mis && realign == Wide::uniform)
+      padded_wide_kernel<S, R, Wide::uniform><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.cols, d.ld_in);
+    else if (mis)
+      padded_wide_kernel<S, R, Wide::lanes><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.cols, d.ld_in);
     else padded_wide_kernel<S, R><<<grid, kNarrowThreads, 0, stream>>>(i, o, d.cols, d.ld_in);
   });
 }
@@ -644,7 +664,7 @@ bool grouped_aligned(const Dims& d) {
 // wherever it applies (the device and the binary have it, two tile rows and
 // a tile column).
 template <class Cfg, Narrow NARROW = Narrow::staged, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg,
-          class TmaP = void, std::uint32_t GROUP = kMisalignedGroup, int ALIGNED_ORDER = 0, bool WIDE = true>
+          class TmaP = void, std::uint32_t GROUP = kMisalignedGroup, int ALIGNED_ORDER = 0, Wide WIDE = Wide::uniform>
 void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   require(padded_info(), in, out, p);
   const Dims d = resolve(p, Kind::transpose);
@@ -671,8 +691,8 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
   if (NARROW != Narrow::off && narrow_ok<Cfg::S>(in, d) &&
       (NARROW == Narrow::staged || narrow_out_aligned<Cfg::S>(out, d))) {
     launch_narrow<Cfg::S>(in, out, d, NARROW == Narrow::staged, stream);
-  } else if (WIDE && wide_ok<Cfg::S>(in, out, d)) {
-    launch_wide<Cfg::S>(in, out, d, stream);
+  } else if (WIDE != Wide::off && wide_ok<Cfg::S>(in, out, d)) {
+    launch_wide<Cfg::S>(in, out, d, WIDE, stream);
   } else if (vec16_ok(in, out, d, Cfg::S)) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else if (few(Cfg{}, 1) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream);
@@ -873,7 +893,9 @@ std::vector<Variant> padded_variants() {
   v.push_back({base + "-no-narrow", params + ", narrow matrices on the skinny tile path", false,
                launch_cfg<D, Narrow::off, mis, true, typename Tn::Mis>});
   v.push_back({base + "-no-wide", params + ", wide matrices (at most 8 rows) on the skinny tile path", false,
-               launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 0, false>});
+               launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 0, Wide::off>});
+  v.push_back({base + "-wide-lanes", params + ", wide matrices' misaligned rows realigned lane by lane (window16)",
+               false, launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 0, Wide::lanes>});
   v.push_back({base + "-narrow-direct", params + ", narrow matrices read thread by thread", false,
                launch_cfg<D, Narrow::direct, mis, true, typename Tn::Mis>});
   if constexpr (S < 16) {

@@ -182,10 +182,11 @@ std::vector<Case> narrow_cases() {
   return v;
 }
 
-// Wide matrices (at most 8 rows, output packed, input rows 16-byte
-// aligned): padded's wide kernel and the skinny tile path it replaces
-// (-no-wide), at every element size. Columns not a multiple of 16 / S leave
-// a scalar tail; "_li" pads each input row to a multiple of 16 bytes.
+// Wide matrices (at most 8 rows, output packed): padded's wide kernel,
+// its other realignment of misaligned rows (-wide-lanes) and the skinny
+// tile path it replaces (-no-wide), at every element size. Columns not a
+// multiple of 16 / S leave a scalar tail; "_li" pads each input row to a
+// multiple of 16 bytes, or not.
 std::vector<Case> wide_cases() {
   std::vector<Case> v;
   for (std::size_t es : {1, 2, 4, 8, 16}) {
@@ -241,11 +242,11 @@ TEST_P(Wide, PaddedIsBitExactOnBothPathsAndTouchesOnlyItsBytes) {
   run_one(c, false, "padded", gt::kernels::find("padded")->launch);
   int n = 0;
   for (const auto& v : gt::kernels::tuning_variants("padded", c.elem))
-    if (v.name.find("-no-wide") != std::string::npos) {
+    if (v.name.find("-no-wide") != std::string::npos || v.name.find("-wide-lanes") != std::string::npos) {
       run_one(c, false, v.name, v.launch);
       ++n;
     }
-  EXPECT_EQ(n, 1) << "padded's variant -no-wide";
+  EXPECT_EQ(n, 2) << "padded's variants -no-wide, -wide-lanes";
 }
 
 TEST_P(Narrow, PaddedIsBitExactOnEveryReadAndTouchesOnlyItsBytes) {

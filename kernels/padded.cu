@@ -21,6 +21,7 @@
 #include "detail/element_full.cuh"
 #include "detail/element_tile.cuh"
 #include "detail/families.hpp"
+#include "detail/skew_tile.cuh"
 #include "detail/super.cuh"
 #include "detail/tma_tile.cuh"
 #include "gtranspose/kernel_tuning.hpp"
@@ -615,6 +616,14 @@ bool launch_tma(const void* in, void* out, const Dims& d, std::uint64_t want, cu
   return true;
 }
 
+// Whether MisCfg's tiles take rows at any offset: a skew tiling
+// (detail/skew_tile.cuh) always, a super tiling where its lanes allow it.
+template <class C>
+constexpr bool mis_tiles_v() {
+  if constexpr (is_skew_v<C>) return true;
+  else return can_misalign_v<C>;
+}
+
 template <class C>
 bool skinny_for(const Dims& d) {
   return d.rows < std::uint64_t(C::TR) || d.cols < std::uint64_t(C::TC);
@@ -699,7 +708,7 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     else if (grouped_aligned<Cfg::S, ALIGNED_ORDER>(d))
       launch_tiles<Cfg, false, (Cfg::S < 16)>(in, out, d, stream, kMisalignedGroup);
     else launch_tiles<Cfg, false>(in, out, d, stream);
-  } else if constexpr (MISALIGNED_PATH && can_misalign_v<MisCfg>) {
+  } else if constexpr (MISALIGNED_PATH && mis_tiles_v<MisCfg>()) {
     if constexpr (!std::is_void_v<TmaP>) {
       if (launch_tma<TmaP>(in, out, d, want, stream)) {
         GT_CUDA_LAUNCHED("padded");
@@ -718,6 +727,7 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
       }
     }
     if (skinny_for<MisCfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
+    else if constexpr (is_skew_v<MisCfg>) launch_skew_tiles<MisCfg>(in, out, d, stream, GROUP);
     else launch_tiles<MisCfg, true>(in, out, d, stream, GROUP);
   } else if constexpr (ELEM_TILE && Cfg::S <= 8) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
@@ -750,7 +760,12 @@ struct PaddedTunings<1> {
   // Realigned one offset a warp (super.cuh: Realign): 1.2-2.7 points over
   // lane by lane in runs 141 and 142.
   static constexpr bool kMisalignedTile = true;
-  using Mis = Realign<SuperCfg<1, 64, 32, 512, 2, false, false, false>, true>;
+  using MisTile = Realign<SuperCfg<1, 64, 32, 512, 2, false, false, false>, true>;
+  using Mis = MisTile;
+  // Skew tiles (detail/skew_tile.cuh) gather 16 bytes a word from shared
+  // memory one at a time: 256x64 bytes at three blocks an SM 45.9 / 44.6 /
+  // 44.3% against Mis's 79.1 / 72.1 / 72.8 (run 164); at two, 38.6-40.7.
+  using SkewAlt = std::tuple<SkewCfg<1, 256, 64, 256, 3>>;
   using Small = SuperCfg<1, 16, 16, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<1, 64, 64, 256>;
   // 256x128 bytes per tile: run 1 (H100, 2026-11-22) 88.9% vs 87.3% for
@@ -779,7 +794,12 @@ struct PaddedTunings<2> {
   // Realigned lane by lane: one offset a warp (super.cuh: Realign) gained 0.6
   // points in run 141 and lost 4.9-5.8 in run 142.
   static constexpr bool kMisalignedTile = true;
-  using Mis = SuperCfg<2, 64, 32, 512, 2, false, false, false>;
+  using MisTile = SuperCfg<2, 64, 32, 512, 2, false, false, false>;
+  using Mis = MisTile;
+  // Skew tiles (detail/skew_tile.cuh): 128x128 bytes at three blocks an SM
+  // 77.7 / 77.1 / 75.4% against Mis's 82.9 / 81.9 / 81.7 (run 164); at
+  // four the same, 256x128 on 512 threads 69.6-70.3.
+  using SkewAlt = std::tuple<SkewCfg<2, 128, 128, 256, 3>>;
   using Small = SuperCfg<2, 16, 16, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<2, 64, 64, 256>;
   // 128x128 halves per tile, A lanes along, B lanes down: run 3, 97.2% vs
@@ -800,8 +820,19 @@ struct PaddedTunings<4> {
   // 71.6% and 67.6%, the general element path 64.6% and 62.1%, the
   // misaligned path on the aligned default's 64x128 tiles 62.6% and 57.3%).
   // Tall tiles make long output rows: fewer partial words per byte stored.
+  // Run 96 on, in groups of tile rows: 86.6 / 84.9 / 84.1% at 12345x6789 /
+  // 16383x16385 / 16383x32769 (run 165).
   static constexpr bool kMisalignedTile = true;
-  using Mis = SuperCfg<4, 128, 8, 256, 1, false, false, false>;
+  using MisTile = SuperCfg<4, 128, 8, 256, 1, false, false, false>;
+  // Skew tiles (detail/skew_tile.cuh), 128 rows x 256 bytes, 512 threads,
+  // two blocks an SM (56 registers): runs 164-165, same process, % of a copy
+  // at those shapes: 90.9 / 90.6 / 90.5 against MisTile's 86.6 / 84.9 / 84.1.
+  // Residency decides: 128x128 bytes at two blocks (96 registers) 72.7 /
+  // 72.4 / 71.7, at three (72) 86.3 / 85.3 / 84.7 (run 163); every tiling
+  // that spilled (128x256 at four blocks, 256x256 at two: 56 bytes) fell to
+  // 74-76; 256 rows x 256 bytes on 1024 threads 86.0-86.4, 128x512 bytes 85.
+  using Mis = SkewCfg<4, 128, 256, 512, 2>;
+  using SkewAlt = std::tuple<SkewCfg<4, 128, 128, 256, 3>>;
   using Small = SuperCfg<4, 32, 8, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<4, 64, 64, 256>;
   // 64x128 floats per tile, B lanes down: run 3, 97.6% vs 96.7% (B across)
@@ -823,7 +854,15 @@ struct PaddedTunings<8> {
   // tile 86.4% and 81.3%, the general element path 84.0% and 79.5%, the
   // misaligned path on the aligned default's 32x64 tiles 74.9% and 72.1%).
   static constexpr bool kMisalignedTile = true;
-  using Mis = SuperCfg<8, 64, 16, 256, 1, false, false, false>;
+  // Run 165 (groups of tile rows): 91.9 / 91.4 / 91.0% at 12345x6789 /
+  // 16383x16385 / 16383x32769.
+  using MisTile = SuperCfg<8, 64, 16, 256, 1, false, false, false>;
+  // Skew tiles (detail/skew_tile.cuh), 64 rows x 512 bytes, 512 threads, two
+  // blocks an SM: run 165, 93.2 / 92.6 / 92.1% against MisTile's 91.9 / 91.4
+  // / 91.0 in the same process; 128x256 bytes 92.5 / 91.8 / 91.5; 128x512
+  // bytes spilled 56 bytes and fell to 77.5-78.8.
+  using Mis = SkewCfg<8, 64, 512, 512, 2>;
+  using SkewAlt = std::tuple<SkewCfg<8, 128, 256, 512, 2>>;
   using Small = SuperCfg<8, 32, 8, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<8, 64, 32, 256>;
   // 32x64 doubles per tile, B lanes down the output rows: run 3, 97.8% vs
@@ -875,6 +914,25 @@ std::string cfg_params() {
          (Cfg::STREAM ? ", evict-first" : "");
 }
 
+template <class Cfg>
+std::string skew_name(const std::string& base) {
+  return base + "-misaligned-skew-" + std::to_string(Cfg::TR) + "x" + std::to_string(Cfg::TCB) + "B-" +
+         std::to_string(Cfg::THREADS) + "t" + (Cfg::MINB > 1 ? "-minb" + std::to_string(Cfg::MINB) : "");
+}
+
+template <class Cfg>
+std::string skew_params() {
+  return "skew tiles of " + std::to_string(Cfg::TR) + "x" + std::to_string(Cfg::TC) + " elements (" +
+         std::to_string(Cfg::SMEM) + " B shared), " + std::to_string(Cfg::THREADS) + " threads";
+}
+
+// The misaligned path's tiles, described: skew or super tiles.
+template <class Cfg>
+std::string mis_params() {
+  if constexpr (is_skew_v<Cfg>) return skew_params<Cfg>();
+  else return cfg_params<Cfg>();
+}
+
 template <std::size_t S>
 std::vector<Variant> padded_variants() {
   using Tn = PaddedTunings<S>;
@@ -883,7 +941,7 @@ std::vector<Variant> padded_variants() {
   constexpr bool mis = Tn::kMisalignedTile;
   const std::string base = cfg_name<D>("padded"), params = cfg_params<D>();
   v.push_back({base, params + (mis && !std::is_same_v<D, typename Tn::Mis>
-                                   ? "; rows not 16-byte aligned: " + cfg_params<typename Tn::Mis>()
+                                   ? "; rows not 16-byte aligned: " + mis_params<typename Tn::Mis>()
                                    : std::string()),
                true, launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis>});
   // Each alternative takes its own tiles for aligned and misaligned rows.
@@ -905,12 +963,17 @@ std::vector<Variant> padded_variants() {
     // The default's misaligned tiles with the other realignment (super.cuh: Realign).
     v.push_back({base + "-misaligned-lanes",
                  params + ", rows not 16-byte aligned on the misaligned tile path (" +
-                     cfg_params<typename Tn::Mis>() + ") realigned lane by lane (window16)",
-                 false, launch_cfg<D, Narrow::staged, true, true, Realign<typename Tn::Mis, false>>});
+                     cfg_params<typename Tn::MisTile>() + ") realigned lane by lane (window16)",
+                 false, launch_cfg<D, Narrow::staged, true, true, Realign<typename Tn::MisTile, false>>});
     v.push_back({base + "-misaligned-uniform",
                  params + ", rows not 16-byte aligned on the misaligned tile path (" +
-                     cfg_params<typename Tn::Mis>() + ") realigned one offset a warp (window_uniform)",
-                 false, launch_cfg<D, Narrow::staged, true, true, Realign<typename Tn::Mis, true>>});
+                     cfg_params<typename Tn::MisTile>() + ") realigned one offset a warp (window_uniform)",
+                 false, launch_cfg<D, Narrow::staged, true, true, Realign<typename Tn::MisTile, true>>});
+    // Rows not 16-byte aligned on skew tiles (detail/skew_tile.cuh).
+    std::apply([&](auto... c) {
+      (v.push_back({skew_name<decltype(c)>(base), params + ", rows not 16-byte aligned on " + skew_params<decltype(c)>(),
+                    false, launch_cfg<D, Narrow::staged, true, true, decltype(c)>}), ...);
+    }, typename Tn::SkewAlt{});
     v.push_back({base + "-elemtile", params + ", rows not 16-byte aligned on the compile-time element tile", false,
                  launch_cfg<D, Narrow::staged, false, true>});
     v.push_back({base + "-old-element", params + ", rows not 16-byte aligned on the general element path", false,
@@ -918,8 +981,8 @@ std::vector<Variant> padded_variants() {
     // The misaligned tile path with the default's Mis tiles in the order it
     // had before run 96 (tile columns fastest), and the TMA path.
     v.push_back({base + "-misaligned-linear", params + ", rows not 16-byte aligned on the misaligned tile path (" +
-                                                  cfg_params<typename Tn::Mis>() + "), tile columns fastest",
-                 false, launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, void, 1>});
+                                                  cfg_params<typename Tn::MisTile>() + "), tile columns fastest",
+                 false, launch_cfg<D, Narrow::staged, true, true, typename Tn::MisTile, void, 1>});
     {
       using P = TmaTiling<S>;
       v.push_back({"padded-misaligned-tma-" + std::to_string(P::TR) + "x" + std::to_string(P::TC) + "-" +
@@ -927,7 +990,7 @@ std::vector<Variant> padded_variants() {
                    params + ", rows not 16-byte aligned on the TMA path: tiles of " + std::to_string(P::TR) + "x" +
                        std::to_string(P::TC) + " elements, " + std::to_string(P::THREADS) + " threads, " +
                        std::to_string(P::NS) + " input stages",
-                   false, launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, P>});
+                   false, launch_cfg<D, Narrow::staged, true, true, typename Tn::MisTile, P>});
     }
   }
   if constexpr (S < 16) {

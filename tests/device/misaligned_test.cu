@@ -147,6 +147,9 @@ std::vector<Case> out_of_place_cases() {
   // 1- and 2-byte Mis tiles are 256x128 and 128x128 elements: eight per SM
   // and more takes a larger matrix.
   for (std::size_t es : {1, 2}) v.push_back({es, 16385, 8195, 0, 0, 1, 0});
+  // Skew tiles (detail/skew_tile.cuh) of 1-byte elements are up to 512x128:
+  // padded leading dimensions and an output past a boundary, big enough.
+  v.push_back({1, 9001, 8197, 3, 5, 0, 3});
   return v;
 }
 

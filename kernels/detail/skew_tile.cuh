@@ -1,0 +1,247 @@
+// Rows not 16-byte aligned, realigned through shared memory ("skew tiles").
+//
+// The misaligned tile path of super.cuh keeps every word in registers: each
+// 16-byte word is shuffled between lanes and rotated with selects on both
+// sides, and Nsight (run 149) counted 4-7 times the aligned kernel's
+// instructions for it. A skew tile moves the realignment into the shared
+// memory addresses instead:
+//
+// - Load side: row r of the tile starts s_r = p_r mod 16 bytes into its first
+//   aligned word. The row's aligned words (TCB/16 of them, one more when
+//   s_r != 0) are read whole and written to shared memory s_r bytes lower
+//   than their place, so that element (r, c) sits at row_r + c*S whatever
+//   s_r. For 4- and 8-byte elements s_r is a multiple of the store width
+//   (4 or 8 bytes), so that is a plain shared store at a shifted address.
+//   For 1- and 2-byte elements the bytes are first shifted within 32-bit
+//   words by s_r mod 4 (a funnel shift with the next word's first 4 bytes,
+//   passed over by one shuffle), then stored at a 4-byte aligned address.
+// - Store side: output row c's segment starts h_c = q_c mod 16 bytes into
+//   its first aligned word. Its aligned words are gathered element by
+//   element down column c (word i holds tile rows (16i - h_c)/S ...), so
+//   every global store is one aligned 16-byte word; the first and the last
+//   word of a segment hold only bytes of this tile (store_head/store_tail),
+//   and their other elements come from guard rows above and below the tile,
+//   which are never stored.
+//
+// No shuffle or select realigns a whole word on either side.
+#pragma once
+#include <type_traits>
+
+#include "super.cuh"
+
+namespace gt::kernels::detail {
+
+// TR x (TCB / S) elements a tile (TCB bytes of each input row), THREADS
+// threads, at least MINB blocks an SM.
+template <std::size_t S_, int TR_, int TCB_, int THREADS_, int MINB_>
+struct SkewCfg {
+  static constexpr std::size_t S = S_;
+  static constexpr int TR = TR_, TCB = TCB_, THREADS = THREADS_, MINB = MINB_;
+  static constexpr int TC = TCB / int(S);
+  static constexpr int NW = TCB / 16;          // aligned words of a row segment (one more when it is not aligned)
+  static constexpr int NO = TR * int(S) / 16;  // aligned words of an output row segment (likewise)
+  static constexpr int G = 16 / int(S);        // guard rows above and below: a partial word's other elements
+  // Bytes per shared row: a row's words land at 16 + 16w - s (w <= NW, s < 16),
+  // so 16 NW + 32 bytes, rounded to an odd number of 4-byte (8-byte) units.
+  static constexpr int PITCH = S == 8 ? TCB + 40 : TCB + 36;
+  static constexpr int ROWS = TR + 2 * G;
+  static constexpr std::size_t SMEM = std::size_t(ROWS) * PITCH;
+  static constexpr int NA = TR * NW / THREADS;  // aligned words per thread
+  static constexpr int NX = (TR + THREADS - 1) / THREADS;  // rows' extra words per thread
+  static_assert(S == 1 || S == 2 || S == 4 || S == 8, "skew tiles take 1- to 8-byte elements");
+  static_assert(TCB % 16 == 0 && 32 % NW == 0, "a row segment's words fit whole in a warp");
+  static_assert((TR * int(S)) % 16 == 0 && (NO % 32 == 0 || 32 % NO == 0), "output segments of whole words");
+  static_assert(NA >= 1 && NA * THREADS == TR * NW, "the words divide evenly among threads");
+  static_assert(THREADS % 32 == 0 && (TC * NO) % THREADS == 0, "whole warps; the output words divide evenly");
+  static_assert(SMEM >= std::size_t(TR) * (TC + 1) * S, "room for the edge tiles' element buffer");
+};
+
+template <class C>
+struct IsSkew : std::false_type {};
+template <std::size_t S, int TR, int TCB, int THREADS, int MINB>
+struct IsSkew<SkewCfg<S, TR, TCB, THREADS, MINB>> : std::true_type {};
+template <class C>
+constexpr bool is_skew_v = IsSkew<C>::value;
+
+// The 16/S elements at p, p + P, p + 2P, ... (down one column of the
+// shared tile), packed into one 16-byte word.
+template <std::size_t S, int P>
+__device__ __forceinline__ uint4 skew_gather(const unsigned char* p) {
+  if constexpr (S == 8) {
+    const uint2 a = *reinterpret_cast<const uint2*>(p), b = *reinterpret_cast<const uint2*>(p + P);
+    return make_uint4(a.x, a.y, b.x, b.y);
+  } else if constexpr (S == 4) {
+    const auto* q = reinterpret_cast<const unsigned*>(p);
+    return make_uint4(q[0], q[P / 4], q[2 * P / 4], q[3 * P / 4]);
+  } else if constexpr (S == 2) {
+    unsigned h[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) h[j] = *reinterpret_cast<const unsigned short*>(p + j * P);
+    return make_uint4(__byte_perm(h[0], h[1], 0x5410), __byte_perm(h[2], h[3], 0x5410),
+                      __byte_perm(h[4], h[5], 0x5410), __byte_perm(h[6], h[7], 0x5410));
+  } else {
+    unsigned b[16];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) b[j] = p[j * P];
+    unsigned w[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      w[k] = __byte_perm(__byte_perm(b[4 * k], b[4 * k + 1], 0x0040), __byte_perm(b[4 * k + 2], b[4 * k + 3], 0x0040),
+                         0x5410);
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+// Writes the aligned word v (bytes s.. of it are the row's bytes from
+// 16w - s on) to the row's shared bytes at dst = row + 16w - s.
+// x4: the next aligned word's first 4 bytes (1- and 2-byte elements).
+template <std::size_t S>
+__device__ __forceinline__ void skew_put(unsigned char* row, int w, unsigned s, const uint4& v, unsigned x4) {
+  if constexpr (S == 8) {
+    auto* d = reinterpret_cast<uint2*>(row + 16 * w - int(s));
+    d[0] = make_uint2(v.x, v.y);
+    d[1] = make_uint2(v.z, v.w);
+  } else if constexpr (S == 4) {
+    auto* d = reinterpret_cast<unsigned*>(row + 16 * w - int(s));
+    d[0] = v.x;
+    d[1] = v.y;
+    d[2] = v.z;
+    d[3] = v.w;
+  } else {
+    // Bytes [4m + sub, 4m + sub + 4) of v || x4 are row bytes 16w - s4 + 4m.
+    const unsigned sub = (s & 3u) * 8u;
+    auto* d = reinterpret_cast<unsigned*>(row + 16 * w - int(s & ~3u));
+    d[0] = __funnelshift_r(v.x, v.y, sub);
+    d[1] = __funnelshift_r(v.y, v.z, sub);
+    d[2] = __funnelshift_r(v.z, v.w, sub);
+    d[3] = __funnelshift_r(v.w, x4, sub);
+  }
+}
+
+// Loads a full tile (TR rows of TCB bytes from `in`, rows ld_b bytes apart)
+// into the shared rows, element (r, c) at sm + (G + r) * PITCH + 16 + c*S.
+// All of a thread's global reads are issued before its first shared store.
+template <class Cfg>
+__device__ __forceinline__ void skew_load(unsigned char* sm, const unsigned char* in, std::uint64_t ld_b,
+                                          const unsigned char* limit) {
+  constexpr std::size_t S = Cfg::S;
+  constexpr int NW = Cfg::NW, NA = Cfg::NA, NX = Cfg::NX;
+  const int w = int(threadIdx.x) % NW;
+  uint4 v[NA], x[NX];
+  unsigned s[NA], x4[NA];
+#pragma unroll
+  for (int k = 0; k < NA; ++k) {
+    const int r = (int(threadIdx.x) + k * Cfg::THREADS) / NW;
+    const MisalignedRead a = misaligned_at(in + std::uint64_t(r) * ld_b);
+    s[k] = a.m;
+    v[k] = load16<false>(a.a + 16 * w);
+  }
+  // The word after each row's segment, where the row is not aligned (one
+  // thread a row); at the matrix's very end only its first m bytes, byte by
+  // byte.
+#pragma unroll
+  for (int k = 0; k < NX; ++k) {
+    const int r = int(threadIdx.x) + k * Cfg::THREADS;
+    x[k] = make_uint4(0, 0, 0, 0);
+    if (r < Cfg::TR) {
+      const MisalignedRead a = misaligned_at(in + std::uint64_t(r) * ld_b);
+      if (a.m != 0)
+        x[k] = a.a + 16 * NW + 16 <= limit ? load16<false>(a.a + 16 * NW) : tail_word({a.a + 16 * (NW - 1), a.m});
+    }
+  }
+  // 1- and 2-byte rows: the first 4 bytes of the next word, for the funnel
+  // shift; the last lane of a row reads the extra word's (4 bytes, the
+  // sector its neighbour reads whole).
+#pragma unroll
+  for (int k = 0; k < NA; ++k) {
+    x4[k] = 0;
+    if constexpr (S <= 2) {
+      const int r = (int(threadIdx.x) + k * Cfg::THREADS) / NW;
+      const MisalignedRead a = misaligned_at(in + std::uint64_t(r) * ld_b);
+      x4[k] = __shfl_down_sync(0xffffffffu, v[k].x, 1, NW);
+      if (w == NW - 1) x4[k] = (a.m & 3u) == 0 ? 0u : a.a + 16 * NW + 4 <= limit
+                                                        ? *reinterpret_cast<const unsigned*>(a.a + 16 * NW)
+                                                        : tail_word({a.a + 16 * (NW - 1), a.m}).x;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < NA; ++k) {
+    const int r = (int(threadIdx.x) + k * Cfg::THREADS) / NW;
+    skew_put<S>(sm + (Cfg::G + r) * Cfg::PITCH + 16, w, s[k], v[k], x4[k]);
+  }
+#pragma unroll
+  for (int k = 0; k < NX; ++k) {
+    const int r = int(threadIdx.x) + k * Cfg::THREADS;
+    if (r < Cfg::TR) {
+      const unsigned m = unsigned(reinterpret_cast<std::uintptr_t>(in + std::uint64_t(r) * ld_b) & 15u);
+      if (m != 0) skew_put<S>(sm + (Cfg::G + r) * Cfg::PITCH + 16, NW, m, x[k], 0);
+    }
+  }
+}
+
+// Stores the transpose of the shared tile: output rows out, out + ld_b, ...
+// (TC of them), TR elements each.
+template <class Cfg>
+__device__ __forceinline__ void skew_store(const unsigned char* sm, unsigned char* out, std::uint64_t ld_b) {
+  constexpr std::size_t S = Cfg::S;
+  constexpr int NO = Cfg::NO, P = Cfg::PITCH;
+  const unsigned char* top = sm + Cfg::G * P + 16;  // element (0, 0)
+#pragma unroll
+  for (int k = 0; k < Cfg::TC * NO / Cfg::THREADS; ++k) {
+    const int item = int(threadIdx.x) + k * Cfg::THREADS;
+    const int c = item / NO, i = item % NO;
+    const MisalignedRead q = misaligned_at(out + std::uint64_t(c) * ld_b);
+    const unsigned h = q.m;
+    unsigned char* a = const_cast<unsigned char*>(q.a);
+    // Word i holds tile rows (16 i - h) / S on.
+    const uint4 v = skew_gather<S, P>(top + c * int(S) + (16 * i - int(h)) / int(S) * P);
+    if (h != 0 && i == 0) {
+      store_head<S>(a, v, h);
+      const uint4 t = skew_gather<S, P>(top + c * int(S) + (16 * NO - int(h)) / int(S) * P);
+      store_tail<S>(a + 16 * NO, t, h);
+    } else {
+      store16<false>(a + 16 * i, v);
+    }
+  }
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
+    skew_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
+                std::uint64_t ntc, std::uint32_t group) {
+  constexpr std::size_t S = Cfg::S;
+  using T = carrier_t<S>;
+  extern __shared__ uint4 skew_smem[];
+  unsigned char* sm = reinterpret_cast<unsigned char*>(skew_smem);
+  const std::uint64_t ntiles = ntr * ntc;
+  const unsigned char* limit = in + ((d.rows - 1) * d.ld_in + d.cols) * S;  // one past the input's last byte
+  for (std::uint64_t b = blockIdx.x; b < ntiles; b += gridDim.x) {
+    const TileIdx t = grouped_tile(b, ntr, ntc, group);
+    const std::uint64_t r0 = t.r * Cfg::TR, c0 = t.c * Cfg::TC;
+    if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
+      skew_load<Cfg>(sm, in + (r0 * d.ld_in + c0) * S, d.ld_in * S, limit);
+      __syncthreads();
+      skew_store<Cfg>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
+    } else {
+      const unsigned vr = unsigned(d.rows - r0 < Cfg::TR ? d.rows - r0 : Cfg::TR);
+      const unsigned vc = unsigned(d.cols - c0 < Cfg::TC ? d.cols - c0 : Cfg::TC);
+      T* e = reinterpret_cast<T*>(sm);
+      edge_load<T, Cfg::THREADS>(e, reinterpret_cast<const T*>(in), d.ld_in, r0, c0, vr, vc);
+      __syncthreads();
+      edge_store<T, Cfg::THREADS>(e, reinterpret_cast<T*>(out), d.ld_out, r0, c0, vr, vc);
+    }
+    if (b + gridDim.x < ntiles) __syncthreads();  // the next tile reuses the shared rows
+  }
+}
+
+template <class Cfg>
+void launch_skew_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group) {
+  const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
+  auto kernel = skew_kernel<Cfg>;
+  if (Cfg::SMEM > 48 * 1024)
+    GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::SMEM)));
+  kernel<<<grid_1d(ntr * ntc), Cfg::THREADS, Cfg::SMEM, stream>>>(static_cast<const unsigned char*>(in),
+                                                                 static_cast<unsigned char*>(out), d, ntr, ntc, group);
+}
+
+}  // namespace gt::kernels::detail

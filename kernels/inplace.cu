@@ -7,13 +7,15 @@
 // place; a diagonal tile (I, I) goes alone. (Seed 003's blog version
 // transposes every tile in its own place, which is right only on the
 // diagonal.) Full aligned tiles use the 16-byte super-element path of
-// `padded`; the rest the element-wise path.
+// `padded`; full misaligned ones the skew tiles (4- and 8-byte elements) or
+// the super tiles' misaligned path; the rest the element-wise path.
 #include <string>
 #include <tuple>
 #include <type_traits>
 
 #include "detail/common.cuh"
 #include "detail/families.hpp"
+#include "detail/skew_tile.cuh"
 #include "detail/super.cuh"
 #include "gtranspose/kernel_tuning.hpp"
 
@@ -141,6 +143,71 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   }
 }
 
+// The same pairs on skew tiles (detail/skew_tile.cuh), for rows not 16-byte
+// aligned: both tiles' reads are issued before either is written to shared
+// memory; each tile's transpose is gathered down its shared columns and
+// stored as aligned words, the partial first and last word of every output
+// segment holding only the tile's own bytes. The words read beyond a tile
+// (the aligned word holding its rows' first bytes, the word after their
+// last) are only read, never written back.
+template <class Cfg, unsigned GROUP>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
+    inplace_skew_kernel(unsigned char* a, std::uint64_t n, std::uint64_t ld, std::uint64_t nt, std::uint64_t steps) {
+  constexpr std::size_t S = Cfg::S;
+  constexpr unsigned T = Cfg::TR;
+  static_assert(Cfg::TR == Cfg::TC, "in-place tiles are square");
+  using E = carrier_t<S>;
+  extern __shared__ uint4 skew_pair_smem[];
+  unsigned char* smA = reinterpret_cast<unsigned char*>(skew_pair_smem);
+  unsigned char* smB = smA + Cfg::SMEM;
+  const std::uint64_t pitch = ld * S;
+  const unsigned char* limit = a + ((n - 1) * ld + n) * S;  // one past the matrix's last byte
+  for (std::uint64_t p = blockIdx.x; p < steps; p += gridDim.x) {
+    std::uint64_t I, J;
+    if constexpr (GROUP > 0) {
+      constexpr std::uint64_t g2 = std::uint64_t(GROUP) * GROUP;
+      const std::uint64_t blk = p / g2, k = p - blk * g2;
+      std::uint64_t BI, BJ;
+      pair_coords(blk, (nt + GROUP - 1) / GROUP, BI, BJ);
+      I = BI * GROUP + k / GROUP;
+      J = BJ * GROUP + k % GROUP;
+      if (J >= nt || J < I) continue;
+    } else {
+      pair_coords(p, nt, I, J);
+    }
+    const std::uint64_t rI = I * T, rJ = J * T;
+    unsigned char* pa = a + (rI * ld + rJ) * S;  // tile (I, J)
+    unsigned char* pb = a + (rJ * ld + rI) * S;  // tile (J, I)
+    if (rJ + T <= n) {
+      if (I == J) {
+        skew_load<Cfg>(smA, pa, pitch, limit);
+        __syncthreads();
+        skew_store<Cfg>(smA, pa, pitch);
+      } else {
+        SkewRegs<Cfg> ga, gb;
+        skew_fetch<Cfg>(ga, pa, pitch, limit);
+        skew_fetch<Cfg>(gb, pb, pitch, limit);
+        skew_stash<Cfg>(ga, smA, pa, pitch, limit);
+        skew_stash<Cfg>(gb, smB, pb, pitch, limit);
+        __syncthreads();
+        skew_store<Cfg>(smA, pb, pitch);
+        skew_store<Cfg>(smB, pa, pitch);
+      }
+    } else {
+      E* m = reinterpret_cast<E*>(a);
+      E* eA = reinterpret_cast<E*>(smA);
+      E* eB = reinterpret_cast<E*>(smB);
+      const unsigned vi = unsigned(n - rI < T ? n - rI : T), vj = unsigned(n - rJ < T ? n - rJ : T);
+      edge_load<E, Cfg::THREADS>(eA, m, ld, rI, rJ, vi, vj);
+      if (I != J) edge_load<E, Cfg::THREADS>(eB, m, ld, rJ, rI, vj, vi);
+      __syncthreads();
+      edge_store<E, Cfg::THREADS>(eA, m, ld, rI, rJ, vi, vj);
+      if (I != J) edge_store<E, Cfg::THREADS>(eB, m, ld, rJ, rI, vj, vi);
+    }
+    if (p + gridDim.x < steps) __syncthreads();  // the next pair reuses the shared rows
+  }
+}
+
 // Squares whose rows are not 16-byte aligned: the same tile pairs, element
 // by element, with batched loads (the tuned kernel keeps this path only for
 // its edge pairs, at one load in flight, to hold its registers down).
@@ -193,10 +260,17 @@ void launch_inplace_tiles(void* a, const Dims& d, cudaStream_t stream) {
     steps = nb * (nb + 1) / 2 * GROUP * GROUP;
   }
   const std::size_t smem = 2 * C::SMEM;
-  auto kernel = inplace_tiled_kernel<C, MISALIGNED, GROUP>;
-  if (smem > 48 * 1024)
-    GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  kernel<<<grid_1d(steps), C::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt, steps);
+  if constexpr (is_skew_v<C>) {
+    auto kernel = inplace_skew_kernel<C, GROUP>;
+    if (smem > 48 * 1024)
+      GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    kernel<<<grid_1d(steps), C::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt, steps);
+  } else {
+    auto kernel = inplace_tiled_kernel<C, MISALIGNED, GROUP>;
+    if (smem > 48 * 1024)
+      GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    kernel<<<grid_1d(steps), C::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt, steps);
+  }
 }
 
 // Squares whose rows are 16-byte aligned take Cfg's tile pairs; those whose
@@ -214,7 +288,7 @@ void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t st
     throw Error(ErrorKind::usage, "inplace-tiled variant for " + std::to_string(Cfg::S) +
                                       "-byte elements called with " + std::to_string(p.elem_size) + "-byte elements");
   void* a = const_cast<void*>(in);
-  constexpr bool mis = MISALIGNED_PATH && can_misalign_v<MisCfg>;
+  constexpr bool mis = MISALIGNED_PATH && mis_tiles_v<MisCfg>();
   if (vec16_ok(a, a, d, Cfg::S)) {
     if (whole_sectors(d.ld_in, Cfg::S))
       launch_inplace_tiles<Cfg, false, GROUP>(a, d, stream);
@@ -241,10 +315,17 @@ constexpr unsigned kPartialSectorGroup = 4;
 
 // Tunings: SuperCfg<S, TSR, TSC, THREADS, MINB, A_DOWN, B_ACROSS, STREAM>,
 // square tiles (TSR*K == TSC*C). `Default` is what the registry runs.
+// `Mis`: the pairs of rows not 16-byte aligned: skew tiles (SkewCfg<S, T,
+// T*S, THREADS, MINB>, detail/skew_tile.cuh) for 4- and 8-byte elements,
+// else `MisTile`, the super tiles' misaligned path (the "-mis-tiles"
+// variant where Mis is skew). `SkewAlt`: other skew tilings, as variants.
 template <std::size_t S>
 struct InplaceTunings;
 template <>
 struct InplaceTunings<1> {
+  // Skew tile pairs (detail/skew_tile.cuh), 128x128 bytes: run 168, 55.9% at
+  // 32769^2 against Mis's 62.1 (the gather reads shared memory a byte at a time).
+  using SkewAlt = std::tuple<SkewCfg<1, 128, 128, 256, 2>>;
   // Squares whose rows are not 16-byte aligned: the misaligned tile path on
   // 128x128-byte pairs (run 63: 32769^2 37.8% vs 30.5% on the element kernel
   // and 24.3% on the aligned default's 256x256; run 45: 30.6% vs 24.4%).
@@ -257,7 +338,8 @@ struct InplaceTunings<1> {
   using Default = C0;
   // Run 114 (pairs in blocks): two blocks an SM (122 registers, no spills)
   // against one (146): 32769^2 41.0 -> 62.2%, 12345^2 47.6 -> 68.4%.
-  using Mis = SuperCfg<1, 32, 32, 256, 2, false, false, false>;
+  using MisTile = SuperCfg<1, 32, 32, 256, 2, false, false, false>;
+  using Mis = MisTile;
   // Other tilings of the misaligned path, tried as "-mis-" variants (pairs
   // in blocks). Run 114: the one-block tiling above 41.0 / 47.6%, 128
   // threads at four blocks (spills) 26.8 / 32.3%, 64x64 bytes 45.2 / 45.6%.
@@ -268,6 +350,9 @@ struct InplaceTunings<1> {
 };
 template <>
 struct InplaceTunings<2> {
+  // Skew tile pairs (detail/skew_tile.cuh), 64x64 halves: run 168, 58.7% at
+  // 23169^2 against Mis's 70.2.
+  using SkewAlt = std::tuple<SkewCfg<2, 64, 128, 256, 2>>;
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 23169^2
   // 53.8% vs 49.2% on the element kernel), on the tiling `Mis` below.
   static constexpr bool kMisalignedTile = true;
@@ -279,13 +364,15 @@ struct InplaceTunings<2> {
   // 12345^2 76.6 -> 78.8%. (128x128 at 256 threads, two blocks, spills:
   // 53.9 / 63.8%. In the plain order, run 63, 128x128 at 512 threads had
   // beaten 256: 62.3% vs 53.7%.)
-  using Mis = SuperCfg<2, 32, 16, 128, 4, false, false, false>;
+  using MisTile = SuperCfg<2, 32, 16, 128, 4, false, false, false>;
+  using Mis = MisTile;
   using MisAlt = std::tuple<SuperCfg<2, 64, 32, 512, 1, false, false, false>, SuperCfg<2, 64, 32, 256, 2, false, false, false>>;
   using Alt = std::tuple<SuperCfg<2, 64, 32, 256, 1, true, true, false>, SuperCfg<2, 64, 32, 512, 1, false, false, false>,
                          SuperCfg<2, 32, 16, 128, 1, false, false, false>, SuperCfg<2, 128, 64, 1024, 1, false, false, false>>;
 };
 template <>
 struct InplaceTunings<4> {
+  using SkewAlt = std::tuple<SkewCfg<4, 32, 128, 256, 4>>;
   // Rows not 16-byte aligned: the misaligned tile path with 256 threads a
   // pair (run 63: 16385^2 68.5% vs 67.3% on the element kernel and 65.8% with
   // the aligned default's 128; run 45: element 67.6% vs 66.1%).
@@ -294,7 +381,12 @@ struct InplaceTunings<4> {
   // (B across) and 95.6% (256 threads).
   using C0 = SuperCfg<4, 64, 16, 128, 1, false, false, false>;
   using Default = C0;
-  using Mis = SuperCfg<4, 64, 16, 256, 1, false, false, false>;
+  using MisTile = SuperCfg<4, 64, 16, 256, 1, false, false, false>;
+  // Skew tile pairs (detail/skew_tile.cuh) of 64x64 floats, 256 threads, two
+  // blocks an SM: run 168, 85.3 / 95.2% of a copy at 16385^2 / 12345^2
+  // against MisTile's 76.5 / 87.6 in the same process; 512 threads at one
+  // block 68.2 / 78.1, 32x32 at four blocks 74.1 / 81.0.
+  using Mis = SkewCfg<4, 64, 256, 256, 2>;
   // Run 114: two blocks an SM 76.9 / 87.7% (16385^2 / 12345^2), the same;
   // 32x32 at 64 threads 68.7 / 77.4%.
   using MisAlt = std::tuple<SuperCfg<4, 64, 16, 256, 2, false, false, false>, SuperCfg<4, 32, 8, 64, 8, false, false, false>>;
@@ -304,6 +396,7 @@ struct InplaceTunings<4> {
 };
 template <>
 struct InplaceTunings<8> {
+  using SkewAlt = std::tuple<SkewCfg<8, 32, 256, 256, 2>>;
   // Rows not 16-byte aligned: the misaligned tile path, its pairs in blocks
   // (kPartialSectorGroup). Run 112, 11585^2: 82.4% against 77.6% for the
   // element kernel. (In the plain order the element kernel had won: run 45,
@@ -312,7 +405,11 @@ struct InplaceTunings<8> {
   // 32x32 doubles per tile, 128 threads, B lanes down: run 3, 95.0% vs 94.0% (B across).
   using C0 = SuperCfg<8, 32, 16, 128, 1, false, false, false>;
   using Default = C0;
-  using Mis = C0;
+  using MisTile = C0;
+  // Skew tile pairs (detail/skew_tile.cuh) of 64x64 doubles, 512 threads:
+  // run 168, 86.7 / 86.6% of a copy at 11585^2 / 12345^2 against MisTile's
+  // 82.0 / 83.0 in the same process; 32x32 at two blocks an SM 76.9 / 77.1.
+  using Mis = SkewCfg<8, 64, 512, 512, 1>;
   // Run 114 (11585^2 / 12345^2): 82.1 / 83.1% and 81.6 / 82.0% against the
   // default's 82.3 / 83.1%.
   using MisAlt = std::tuple<SuperCfg<8, 32, 16, 128, 4, false, false, false>, SuperCfg<8, 32, 16, 256, 2, false, false, false>>;
@@ -322,10 +419,12 @@ struct InplaceTunings<8> {
 };
 template <>
 struct InplaceTunings<16> {
+  using SkewAlt = std::tuple<>;
   static constexpr bool kMisalignedTile = false;  // rows are always 16-byte aligned
   // 32x32 16-byte elements per tile: run 1, 96.5% (64 to 256 threads alike); run 3, 96.5%.
   using C0 = SuperCfg<16, 32, 32, 256, 1, false, false, false>;
   using Default = C0;
+  using MisTile = C0;
   using Mis = C0;
   using MisAlt = std::tuple<>;
   using Alt = std::tuple<SuperCfg<16, 32, 32, 128, 1, false, false, false>>;
@@ -380,7 +479,13 @@ std::vector<Variant> inplace_variants() {
                  inplace_cfg_params<typename Tn::Default>() +
                      "; rows not 16-byte aligned realigned one offset a warp (window_uniform), pairs in blocks of 4x4",
                  false,
-                 launch_inplace_cfg<typename Tn::Default, true, Realign<typename Tn::Mis, true>, 0, kPartialSectorGroup>});
+                 launch_inplace_cfg<typename Tn::Default, true, Realign<typename Tn::MisTile, true>, 0, kPartialSectorGroup>});
+  // The super tiles' misaligned path where Mis is a skew tiling.
+  if constexpr (mis && is_skew_v<typename Tn::Mis>)
+    v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-tiles",
+                 inplace_cfg_params<typename Tn::Default>() + "; rows not 16-byte aligned: " +
+                     inplace_cfg_params<typename Tn::MisTile>() + ", realigned in registers, pairs in blocks of 4x4",
+                 false, launch_inplace_cfg<typename Tn::Default, true, typename Tn::MisTile, 0, kPartialSectorGroup>});
   // Other tilings for misaligned rows (aligned rows keep the default's).
   std::apply([&](auto... c) {
     (v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-" +
@@ -390,6 +495,19 @@ std::vector<Variant> inplace_variants() {
                   false, launch_inplace_cfg<typename Tn::Default, true, decltype(c), 0, kPartialSectorGroup>}),
      ...);
   }, typename Tn::MisAlt{});
+  // Misaligned rows on skew tiles (detail/skew_tile.cuh), pairs in blocks of 4x4.
+  if constexpr (S < 16)
+    std::apply([&](auto... c) {
+      (v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-skew-" + std::to_string(decltype(c)::TR) + "x" +
+                        std::to_string(decltype(c)::TC) + "-" + std::to_string(decltype(c)::THREADS) + "t" +
+                        (decltype(c)::MINB > 1 ? "-minb" + std::to_string(decltype(c)::MINB) : ""),
+                    inplace_cfg_params<typename Tn::Default>() + "; rows not 16-byte aligned: skew tile pairs of " +
+                        std::to_string(decltype(c)::TR) + "x" + std::to_string(decltype(c)::TC) + " elements (" +
+                        std::to_string(2 * decltype(c)::SMEM) + " B shared), " +
+                        std::to_string(decltype(c)::THREADS) + " threads, pairs in blocks of 4x4",
+                    false, launch_inplace_cfg<typename Tn::Default, true, decltype(c), 0, kPartialSectorGroup>}),
+       ...);
+    }, typename Tn::SkewAlt{});
   return v;
 }
 

@@ -616,14 +616,6 @@ bool launch_tma(const void* in, void* out, const Dims& d, std::uint64_t want, cu
   return true;
 }
 
-// Whether MisCfg's tiles take rows at any offset: a skew tiling
-// (detail/skew_tile.cuh) always, a super tiling where its lanes allow it.
-template <class C>
-constexpr bool mis_tiles_v() {
-  if constexpr (is_skew_v<C>) return true;
-  else return can_misalign_v<C>;
-}
-
 template <class C>
 bool skinny_for(const Dims& d) {
   return d.rows < std::uint64_t(C::TR) || d.cols < std::uint64_t(C::TC);

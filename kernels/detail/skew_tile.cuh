@@ -24,6 +24,19 @@
 //   which are never stored.
 //
 // No shuffle or select realigns a whole word on either side.
+//
+// Measured (H100, % of a device-to-device copy in the same process, runs
+// 163-168): `padded` f32 at 12345x6789 / 16383x16385 / 16383x32769 90.9 /
+// 90.6 / 90.5 against the register path's 86.6 / 84.9 / 84.1, f64 93.2 /
+// 92.6 / 92.1 against 91.9 / 91.4 / 91.0; `inplace-tiled` f32 16385^2 /
+// 12345^2 85.3 / 95.2 against 76.5 / 87.6, f64 11585^2 / 12345^2 86.7 / 86.6
+// against 82.0 / 83.0. What decided was residency (bytes in flight an SM):
+// the same f32 tiling ran 72.7% at two blocks an SM and 86.3% at three, and
+// every tiling that spilled lost 10-15 points. 1- and 2-byte elements lose
+// here (f16 75-78% against 82-83, u8 44-46 against 72-79): their gathers
+// read shared memory 2 or 1 bytes at a time, the lanes of a warp 8 or 16
+// rows apart, which by this layout is 8- and 16-way bank conflicts (not
+// profiled); they keep the register path.
 #pragma once
 #include <type_traits>
 
@@ -62,6 +75,14 @@ template <std::size_t S, int TR, int TCB, int THREADS, int MINB>
 struct IsSkew<SkewCfg<S, TR, TCB, THREADS, MINB>> : std::true_type {};
 template <class C>
 constexpr bool is_skew_v = IsSkew<C>::value;
+
+// Whether a tiling takes rows at any offset: a skew tiling always, a super
+// tiling where its lanes allow it (can_misalign_v).
+template <class C>
+constexpr bool mis_tiles_v() {
+  if constexpr (is_skew_v<C>) return true;
+  else return can_misalign_v<C>;
+}
 
 // The 16/S elements at p, p + P, p + 2P, ... (down one column of the
 // shared tile), packed into one 16-byte word.
@@ -118,65 +139,84 @@ __device__ __forceinline__ void skew_put(unsigned char* row, int w, unsigned s, 
   }
 }
 
-// Loads a full tile (TR rows of TCB bytes from `in`, rows ld_b bytes apart)
-// into the shared rows, element (r, c) at sm + (G + r) * PITCH + 16 + c*S.
-// All of a thread's global reads are issued before its first shared store.
+// A full tile's reads (TR rows of TCB bytes from `in`, rows ld_b bytes
+// apart), held in registers between skew_fetch, which issues them all, and
+// skew_stash, which writes them to the shared rows: element (r, c) at
+// sm + (G + r) * PITCH + 16 + c*S. Two tiles' reads can be in flight at once
+// (in place, a pair).
+template <class Cfg>
+struct SkewRegs {
+  uint4 v[Cfg::NA];  // aligned word w = threadIdx % NW of rows (threadIdx + k THREADS) / NW
+  uint4 x[Cfg::NX];  // the word after row threadIdx + k THREADS's segment, where it is not aligned
+};
+
+template <class Cfg>
+__device__ __forceinline__ const unsigned char* skew_row(const unsigned char* in, std::uint64_t ld_b, int r) {
+  return in + std::uint64_t(r) * ld_b;
+}
+
+template <class Cfg>
+__device__ __forceinline__ void skew_fetch(SkewRegs<Cfg>& g, const unsigned char* in, std::uint64_t ld_b,
+                                           const unsigned char* limit) {
+  constexpr int NW = Cfg::NW;
+  const int w = int(threadIdx.x) % NW;
+#pragma unroll
+  for (int k = 0; k < Cfg::NA; ++k) {
+    const int r = (int(threadIdx.x) + k * Cfg::THREADS) / NW;
+    g.v[k] = load16<false>(misaligned_at(skew_row<Cfg>(in, ld_b, r)).a + 16 * w);
+  }
+  // At the matrix's very end only the extra word's first m bytes, byte by byte.
+#pragma unroll
+  for (int k = 0; k < Cfg::NX; ++k) {
+    const int r = int(threadIdx.x) + k * Cfg::THREADS;
+    g.x[k] = make_uint4(0, 0, 0, 0);
+    if (r < Cfg::TR) {
+      const MisalignedRead a = misaligned_at(skew_row<Cfg>(in, ld_b, r));
+      if (a.m != 0)
+        g.x[k] = a.a + 16 * NW + 16 <= limit ? load16<false>(a.a + 16 * NW) : tail_word({a.a + 16 * (NW - 1), a.m});
+    }
+  }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void skew_stash(const SkewRegs<Cfg>& g, unsigned char* sm, const unsigned char* in,
+                                           std::uint64_t ld_b, const unsigned char* limit) {
+  constexpr std::size_t S = Cfg::S;
+  constexpr int NW = Cfg::NW;
+  const int w = int(threadIdx.x) % NW;
+#pragma unroll
+  for (int k = 0; k < Cfg::NA; ++k) {
+    const int r = (int(threadIdx.x) + k * Cfg::THREADS) / NW;
+    const MisalignedRead a = misaligned_at(skew_row<Cfg>(in, ld_b, r));
+    unsigned x4 = 0;
+    if constexpr (S <= 2) {
+      // The next word's first 4 bytes, for the funnel shift: the next lane's;
+      // the row's last lane reads the extra word's (the sector its
+      // neighbour read whole).
+      x4 = __shfl_down_sync(0xffffffffu, g.v[k].x, 1, NW);
+      if (w == NW - 1)
+        x4 = (a.m & 3u) == 0                 ? 0u
+             : a.a + 16 * NW + 4 <= limit ? *reinterpret_cast<const unsigned*>(a.a + 16 * NW)
+                                          : tail_word({a.a + 16 * (NW - 1), a.m}).x;
+    }
+    skew_put<S>(sm + (Cfg::G + r) * Cfg::PITCH + 16, w, a.m, g.v[k], x4);
+  }
+#pragma unroll
+  for (int k = 0; k < Cfg::NX; ++k) {
+    const int r = int(threadIdx.x) + k * Cfg::THREADS;
+    if (r < Cfg::TR) {
+      const unsigned m = misaligned_at(skew_row<Cfg>(in, ld_b, r)).m;
+      if (m != 0) skew_put<S>(sm + (Cfg::G + r) * Cfg::PITCH + 16, NW, m, g.x[k], 0);
+    }
+  }
+}
+
 template <class Cfg>
 __device__ __forceinline__ void skew_load(unsigned char* sm, const unsigned char* in, std::uint64_t ld_b,
                                           const unsigned char* limit) {
-  constexpr std::size_t S = Cfg::S;
-  constexpr int NW = Cfg::NW, NA = Cfg::NA, NX = Cfg::NX;
-  const int w = int(threadIdx.x) % NW;
-  uint4 v[NA], x[NX];
-  unsigned s[NA], x4[NA];
-#pragma unroll
-  for (int k = 0; k < NA; ++k) {
-    const int r = (int(threadIdx.x) + k * Cfg::THREADS) / NW;
-    const MisalignedRead a = misaligned_at(in + std::uint64_t(r) * ld_b);
-    s[k] = a.m;
-    v[k] = load16<false>(a.a + 16 * w);
-  }
-  // The word after each row's segment, where the row is not aligned (one
-  // thread a row); at the matrix's very end only its first m bytes, byte by
-  // byte.
-#pragma unroll
-  for (int k = 0; k < NX; ++k) {
-    const int r = int(threadIdx.x) + k * Cfg::THREADS;
-    x[k] = make_uint4(0, 0, 0, 0);
-    if (r < Cfg::TR) {
-      const MisalignedRead a = misaligned_at(in + std::uint64_t(r) * ld_b);
-      if (a.m != 0)
-        x[k] = a.a + 16 * NW + 16 <= limit ? load16<false>(a.a + 16 * NW) : tail_word({a.a + 16 * (NW - 1), a.m});
-    }
-  }
-  // 1- and 2-byte rows: the first 4 bytes of the next word, for the funnel
-  // shift; the last lane of a row reads the extra word's (4 bytes, the
-  // sector its neighbour reads whole).
-#pragma unroll
-  for (int k = 0; k < NA; ++k) {
-    x4[k] = 0;
-    if constexpr (S <= 2) {
-      const int r = (int(threadIdx.x) + k * Cfg::THREADS) / NW;
-      const MisalignedRead a = misaligned_at(in + std::uint64_t(r) * ld_b);
-      x4[k] = __shfl_down_sync(0xffffffffu, v[k].x, 1, NW);
-      if (w == NW - 1) x4[k] = (a.m & 3u) == 0 ? 0u : a.a + 16 * NW + 4 <= limit
-                                                        ? *reinterpret_cast<const unsigned*>(a.a + 16 * NW)
-                                                        : tail_word({a.a + 16 * (NW - 1), a.m}).x;
-    }
-  }
-#pragma unroll
-  for (int k = 0; k < NA; ++k) {
-    const int r = (int(threadIdx.x) + k * Cfg::THREADS) / NW;
-    skew_put<S>(sm + (Cfg::G + r) * Cfg::PITCH + 16, w, s[k], v[k], x4[k]);
-  }
-#pragma unroll
-  for (int k = 0; k < NX; ++k) {
-    const int r = int(threadIdx.x) + k * Cfg::THREADS;
-    if (r < Cfg::TR) {
-      const unsigned m = unsigned(reinterpret_cast<std::uintptr_t>(in + std::uint64_t(r) * ld_b) & 15u);
-      if (m != 0) skew_put<S>(sm + (Cfg::G + r) * Cfg::PITCH + 16, NW, m, x[k], 0);
-    }
-  }
+  SkewRegs<Cfg> g;
+  skew_fetch<Cfg>(g, in, ld_b, limit);
+  skew_stash<Cfg>(g, sm, in, ld_b, limit);
 }
 
 // Stores the transpose of the shared tile: output rows out, out + ld_b, ...

@@ -372,6 +372,11 @@ struct InplaceTunings<2> {
 };
 template <>
 struct InplaceTunings<4> {
+  // Run 170 (16385^2 / 12345^2 / 16255^2, Mis 85.3 / 88.8 / 80.7 in the same
+  // process): 64x64 at three blocks an SM (80 registers, 16 bytes spilled)
+  // 82.6 / 86.8 / 78.5, at 512 threads and two blocks (spills) 79.3 / 83.9 /
+  // 75.4, 128x128 on 1024 threads (spills) 65.6-72.9, 32x32 at four blocks
+  // 59.6-73.7.
   using SkewAlt = std::tuple<SkewCfg<4, 32, 128, 256, 4>>;
   // Rows not 16-byte aligned: the misaligned tile path with 256 threads a
   // pair (run 63: 16385^2 68.5% vs 67.3% on the element kernel and 65.8% with
@@ -396,6 +401,9 @@ struct InplaceTunings<4> {
 };
 template <>
 struct InplaceTunings<8> {
+  // Run 170 (11585^2 / 12345^2 / 11519^2, Mis 86.5 / 86.7 / 87.9 in the
+  // same process): 32x32 on 128 threads at four blocks 80.4-81.2, 64x64 on
+  // 1024 threads (spills) 83.2-85.4, 32x32 at two blocks 76.9-77.6.
   using SkewAlt = std::tuple<SkewCfg<8, 32, 256, 256, 2>>;
   // Rows not 16-byte aligned: the misaligned tile path, its pairs in blocks
   // (kPartialSectorGroup). Run 112, 11585^2: 82.4% against 77.6% for the

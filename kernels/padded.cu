@@ -663,9 +663,12 @@ bool grouped_aligned(const Dims& d) {
 // these to compare the paths in one run. TmaP (a TmaCfg; only the tuning
 // variants pass one): rows not 16-byte aligned take the TMA path first
 // wherever it applies (the device and the binary have it, two tile rows and
-// a tile column).
+// a tile column). MIS_FEW: misaligned matrices with fewer than MIS_FEW of
+// MisCfg's tiles per two SMs take the element tile (0: never; each size's
+// kMisFew).
 template <class Cfg, Narrow NARROW = Narrow::staged, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg,
-          class TmaP = void, std::uint32_t GROUP = kMisalignedGroup, int ALIGNED_ORDER = 0, Wide WIDE = Wide::uniform>
+          class TmaP = void, std::uint32_t GROUP = kMisalignedGroup, int ALIGNED_ORDER = 0, Wide WIDE = Wide::uniform,
+          unsigned MIS_FEW = 4>
 void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   require(padded_info(), in, out, p);
   const Dims d = resolve(p, Kind::transpose);
@@ -711,7 +714,7 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
       using E = typename PaddedTunings<Cfg::S>::ElemTile;
       // Fewer than eight per SM: medium matrices too (run 60: 2022x4644
       // 2-byte 74.5% on the element tile vs 52.8% on 296 big tiles).
-      if (few(MisCfg{}, 4)) {
+      if (few(MisCfg{}, MIS_FEW)) {
         if (skinny_for<E>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
         else launch_element_tiles<E>(in, out, d, stream);
         GT_CUDA_LAUNCHED("padded");
@@ -737,9 +740,12 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
 // not 16-byte aligned (kMisalignedTile: on the misaligned tile path, else
 // on `ElemTile`, an ElemTileCfg<S, TR, TC, THREADS>). `Small`: 64-thread
 // tiles for matrices with fewer big tiles than two per SM.
+// `kMisFew`: misaligned matrices with fewer than kMisFew of Mis's tiles per
+// two SMs take the element tile instead.
 
 template <>
 struct PaddedTunings<1> {
+  static constexpr unsigned kMisFew = 4;  // launch_cfg's MIS_FEW
   // Rows not 16-byte aligned: the misaligned tile path (run 45, H100,
   // 2026-11-23: 12345x6789 41.2% vs 32.2% on the element path; 16383x16385
   // 42.5% vs 31.4%), on 512-thread tiles (run 57: 55.6% and 55.9% vs 41.4%
@@ -775,6 +781,7 @@ struct PaddedTunings<1> {
 };
 template <>
 struct PaddedTunings<2> {
+  static constexpr unsigned kMisFew = 4;  // launch_cfg's MIS_FEW
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 12345x6789
   // 51.5% vs 32.6%; 16383x16385 50.2% vs 32.1%), on 128x128-half tiles of
   // 512 threads (run 57: 71.9% and 69.9% vs 51.5% and 50.0% for the aligned
@@ -806,6 +813,14 @@ struct PaddedTunings<2> {
 };
 template <>
 struct PaddedTunings<4> {
+  // Mis's skew tiles (32 KiB) take matrices down to two per two SMs, not
+  // four, before the element tile (launch_cfg's MIS_FEW). Run 173 (tuning
+  // harness, no L2 rotation), four -> two: 4001x2001 88.1 -> 96.2, 2678x2729
+  // 90.2 -> 92.4, 3665x1135 95.9 -> 97.2, 2388x1383 94.2 -> 96.3, 1693x1273
+  // 97.3 -> 96.6 (both the element tile: fewer than two), 5444x1659 and
+  // 1001x9999 within 0.5. One per two SMs lost at the three smallest
+  // (83.8-90.6).
+  static constexpr unsigned kMisFew = 2;
   // Rows not 16-byte aligned: the misaligned tile path on tall 128x32-float
   // tiles (run 58: 12345x6789 81.3%, 16383x16385 77.2%, 6789x12345 91.2%;
   // 64x64 tiles 74.2%, 71.0%, 83.7%; run 57: the compile-time element tile
@@ -841,6 +856,11 @@ struct PaddedTunings<4> {
 };
 template <>
 struct PaddedTunings<8> {
+  // Run 173 (tuning harness, no L2 rotation): Mis's tiles down to two per
+  // two SMs against four: 2678x2729 99.6 against 98.8, 1692x1301 103.5
+  // against 113.6, 281x8997 97.5 against 100.0, 3001x1999 and 4001x2001
+  // within 0.4. Four stays.
+  static constexpr unsigned kMisFew = 4;
   // Rows not 16-byte aligned: the misaligned tile path on 64x32-double tiles
   // (run 57: 12345x6789 87.9%, 16383x16385 83.0%; the compile-time element
   // tile 86.4% and 81.3%, the general element path 84.0% and 79.5%, the
@@ -870,6 +890,7 @@ struct PaddedTunings<8> {
 };
 template <>
 struct PaddedTunings<16> {
+  static constexpr unsigned kMisFew = 4;  // launch_cfg's MIS_FEW
   // 16-byte elements keep every row 16-byte aligned: no misaligned path.
   static constexpr bool kMisalignedTile = false;
   // 32x32 16-byte elements per tile (the classic 32x33 tile, 16-byte
@@ -935,7 +956,8 @@ std::vector<Variant> padded_variants() {
   v.push_back({base, params + (mis && !std::is_same_v<D, typename Tn::Mis>
                                    ? "; rows not 16-byte aligned: " + mis_params<typename Tn::Mis>()
                                    : std::string()),
-               true, launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis>});
+               true, launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 0, Wide::uniform,
+                                Tn::kMisFew>});
   // Each alternative takes its own tiles for aligned and misaligned rows.
   std::apply([&](auto... c) { (v.push_back({cfg_name<decltype(c)>("padded"), cfg_params<decltype(c)>(), false,
                                             launch_cfg<decltype(c)>}), ...); },
@@ -966,6 +988,11 @@ std::vector<Variant> padded_variants() {
       (v.push_back({skew_name<decltype(c)>(base), params + ", rows not 16-byte aligned on " + skew_params<decltype(c)>(),
                     false, launch_cfg<D, Narrow::staged, true, true, decltype(c)>}), ...);
     }, typename Tn::SkewAlt{});
+    // Mis's tiles at any size (never the element tile): the tests run the
+    // misaligned tiles on small matrices and partial tiles through it.
+    v.push_back({base + "-misaligned-any-size", params + ", rows not 16-byte aligned on Mis's tiles at any size",
+                 false, launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, void, kMisalignedGroup, 0,
+                                   Wide::uniform, 0>});
     v.push_back({base + "-elemtile", params + ", rows not 16-byte aligned on the compile-time element tile", false,
                  launch_cfg<D, Narrow::staged, false, true>});
     v.push_back({base + "-old-element", params + ", rows not 16-byte aligned on the general element path", false,
@@ -1002,7 +1029,8 @@ bool padded_supports(const Problem& p, std::string* why) {
 void launch_padded(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   with_elem_size(p.elem_size, [&](auto sz) {
     using Tn = PaddedTunings<decltype(sz)::value>;
-    launch_cfg<typename Tn::Default, Narrow::staged, Tn::kMisalignedTile, true, typename Tn::Mis>(in, out, p, stream);
+    launch_cfg<typename Tn::Default, Narrow::staged, Tn::kMisalignedTile, true, typename Tn::Mis, void,
+               kMisalignedGroup, 0, Wide::uniform, Tn::kMisFew>(in, out, p, stream);
   });
 }
 

@@ -33,10 +33,17 @@
 // against 82.0 / 83.0. What decided was residency (bytes in flight an SM):
 // the same f32 tiling ran 72.7% at two blocks an SM and 86.3% at three, and
 // every tiling that spilled lost 10-15 points. 1- and 2-byte elements lose
-// here (f16 75-78% against 82-83, u8 44-46 against 72-79): their gathers
-// read shared memory 2 or 1 bytes at a time, the lanes of a warp 8 or 16
-// rows apart, which by this layout is 8- and 16-way bank conflicts (not
-// profiled); they keep the register path.
+// here (f16 75-78% against 82-83, u8 44-46 against 72-79) and keep the
+// register path. Their gathers read shared memory 2 or 1 bytes at a time,
+// the lanes of a warp 8 or 16 rows apart: 8- and 16-way bank conflicts in
+// this layout. Run 172 moved each group of 16/S rows one bank further on
+// (every lane of a gather in its own bank; a branch on the row's group
+// offset picked constant offsets): u8 50.1-51.5 (512 rows, 512 threads),
+// f16 63.2-73.5, and f32 83.7-85.9 / f64 unchanged against 90.4-90.9 /
+// 92.1-93.1 unspread; in place lower at every size. So the conflicts were
+// not what held 1- and 2-byte skew tiles back; the per-word cost of their
+// gathers (16 or 8 shared loads and 12 or 4 byte permutes a word) is the
+// likelier limit (not profiled). That layout is not kept.
 #pragma once
 #include <type_traits>
 

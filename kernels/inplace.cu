@@ -68,6 +68,39 @@ __device__ __forceinline__ void pair_coords(std::uint64_t p, std::uint64_t nt, s
   J = i + (p - start(i));
 }
 
+// Step p of the pairs' order (inplace_tiled_kernel's GROUP, below) -> the
+// pair (I, J); false for a place the order skips (below the diagonal or past
+// the matrix: the whole block skips, and the last pair it ran already
+// waited, a step followed it).
+template <unsigned GROUP>
+__device__ __forceinline__ bool pair_at(std::uint64_t p, std::uint64_t nt, std::uint64_t& I, std::uint64_t& J) {
+  if constexpr (GROUP > 0) {
+    constexpr std::uint64_t g2 = std::uint64_t(GROUP) * GROUP;
+    const std::uint64_t blk = p / g2, k = p - blk * g2;
+    std::uint64_t BI, BJ;
+    pair_coords(blk, (nt + GROUP - 1) / GROUP, BI, BJ);
+    I = BI * GROUP + k / GROUP;
+    J = BJ * GROUP + k % GROUP;
+    return J < nt && J >= I;
+  } else {
+    pair_coords(p, nt, I, J);
+    return true;
+  }
+}
+
+// A pair with a partial tile, element by element through the shared
+// buffers eA and eB (tiles (I, J) at rI, rJ and (J, I)).
+template <class E, int THREADS>
+__device__ __forceinline__ void edge_pair(E* m, E* eA, E* eB, std::uint64_t n, std::uint64_t ld, std::uint64_t rI,
+                                          std::uint64_t rJ, unsigned T, bool diagonal) {
+  const unsigned vi = unsigned(n - rI < T ? n - rI : T), vj = unsigned(n - rJ < T ? n - rJ : T);
+  edge_load<E, THREADS>(eA, m, ld, rI, rJ, vi, vj);
+  if (!diagonal) edge_load<E, THREADS>(eB, m, ld, rJ, rI, vj, vi);
+  __syncthreads();
+  edge_store<E, THREADS>(eA, m, ld, rI, rJ, vi, vj);
+  if (!diagonal) edge_store<E, THREADS>(eB, m, ld, rJ, rI, vj, vi);
+}
+
 // Rows 16-byte aligned (the launcher checks), or with MISALIGNED at any
 // element-aligned offset (super.cuh: MisalignedRead, store16_any; the words a
 // misaligned load reads beyond its tile are only read, never written back).
@@ -93,19 +126,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   const unsigned char* limit = a + ((n - 1) * ld + n) * S;  // one past the matrix's last byte
   for (std::uint64_t p = blockIdx.x; p < steps; p += gridDim.x) {
     std::uint64_t I, J;
-    if constexpr (GROUP > 0) {
-      // No barrier is skipped that a neighbour needs: the whole block skips,
-      // and the last pair it ran already waited (a step followed it).
-      constexpr std::uint64_t g2 = std::uint64_t(GROUP) * GROUP;
-      const std::uint64_t blk = p / g2, k = p - blk * g2;
-      std::uint64_t BI, BJ;
-      pair_coords(blk, (nt + GROUP - 1) / GROUP, BI, BJ);
-      I = BI * GROUP + k / GROUP;
-      J = BJ * GROUP + k % GROUP;
-      if (J >= nt || J < I) continue;
-    } else {
-      pair_coords(p, nt, I, J);
-    }
+    if (!pair_at<GROUP>(p, nt, I, J)) continue;
     const std::uint64_t rI = I * T, rJ = J * T;
     unsigned char* pa = a + (rI * ld + rJ) * S;  // tile (I, J)
     unsigned char* pb = a + (rJ * ld + rI) * S;  // tile (J, I)
@@ -128,15 +149,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
         store_tile<Cfg, MISALIGNED>(smB, pa, pitch);
       }
     } else {
-      E* m = reinterpret_cast<E*>(a);
-      E* eA = reinterpret_cast<E*>(&smA[0][0]);
-      E* eB = reinterpret_cast<E*>(&smB[0][0]);
-      const unsigned vi = unsigned(n - rI < T ? n - rI : T), vj = unsigned(n - rJ < T ? n - rJ : T);
-      edge_load<E, Cfg::THREADS>(eA, m, ld, rI, rJ, vi, vj);
-      if (I != J) edge_load<E, Cfg::THREADS>(eB, m, ld, rJ, rI, vj, vi);
-      __syncthreads();
-      edge_store<E, Cfg::THREADS>(eA, m, ld, rI, rJ, vi, vj);
-      if (I != J) edge_store<E, Cfg::THREADS>(eB, m, ld, rJ, rI, vj, vi);
+      edge_pair<E, Cfg::THREADS>(reinterpret_cast<E*>(a), reinterpret_cast<E*>(&smA[0][0]),
+                                 reinterpret_cast<E*>(&smB[0][0]), n, ld, rI, rJ, T, I == J);
     }
     // The next pair reuses the shared buffers.
     if (p + gridDim.x < steps) __syncthreads();
@@ -164,17 +178,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   const unsigned char* limit = a + ((n - 1) * ld + n) * S;  // one past the matrix's last byte
   for (std::uint64_t p = blockIdx.x; p < steps; p += gridDim.x) {
     std::uint64_t I, J;
-    if constexpr (GROUP > 0) {
-      constexpr std::uint64_t g2 = std::uint64_t(GROUP) * GROUP;
-      const std::uint64_t blk = p / g2, k = p - blk * g2;
-      std::uint64_t BI, BJ;
-      pair_coords(blk, (nt + GROUP - 1) / GROUP, BI, BJ);
-      I = BI * GROUP + k / GROUP;
-      J = BJ * GROUP + k % GROUP;
-      if (J >= nt || J < I) continue;
-    } else {
-      pair_coords(p, nt, I, J);
-    }
+    if (!pair_at<GROUP>(p, nt, I, J)) continue;
     const std::uint64_t rI = I * T, rJ = J * T;
     unsigned char* pa = a + (rI * ld + rJ) * S;  // tile (I, J)
     unsigned char* pb = a + (rJ * ld + rI) * S;  // tile (J, I)
@@ -194,15 +198,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
         skew_store<Cfg>(smB, pa, pitch);
       }
     } else {
-      E* m = reinterpret_cast<E*>(a);
-      E* eA = reinterpret_cast<E*>(smA);
-      E* eB = reinterpret_cast<E*>(smB);
-      const unsigned vi = unsigned(n - rI < T ? n - rI : T), vj = unsigned(n - rJ < T ? n - rJ : T);
-      edge_load<E, Cfg::THREADS>(eA, m, ld, rI, rJ, vi, vj);
-      if (I != J) edge_load<E, Cfg::THREADS>(eB, m, ld, rJ, rI, vj, vi);
-      __syncthreads();
-      edge_store<E, Cfg::THREADS>(eA, m, ld, rI, rJ, vi, vj);
-      if (I != J) edge_store<E, Cfg::THREADS>(eB, m, ld, rJ, rI, vj, vi);
+      edge_pair<E, Cfg::THREADS>(reinterpret_cast<E*>(a), reinterpret_cast<E*>(smA), reinterpret_cast<E*>(smB), n, ld,
+                                 rI, rJ, T, I == J);
     }
     if (p + gridDim.x < steps) __syncthreads();  // the next pair reuses the shared rows
   }

@@ -101,22 +101,12 @@ __device__ __forceinline__ uint4 skew_gather(const unsigned char* p) {
   } else if constexpr (S == 4) {
     const auto* q = reinterpret_cast<const unsigned*>(p);
     return make_uint4(q[0], q[P / 4], q[2 * P / 4], q[3 * P / 4]);
-  } else if constexpr (S == 2) {
-    unsigned h[8];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) h[j] = *reinterpret_cast<const unsigned short*>(p + j * P);
-    return make_uint4(__byte_perm(h[0], h[1], 0x5410), __byte_perm(h[2], h[3], 0x5410),
-                      __byte_perm(h[4], h[5], 0x5410), __byte_perm(h[6], h[7], 0x5410));
   } else {
-    unsigned b[16];
+    unsigned v[16 / S];  // element j in its low S bytes
 #pragma unroll
-    for (int j = 0; j < 16; ++j) b[j] = p[j * P];
-    unsigned w[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k)
-      w[k] = __byte_perm(__byte_perm(b[4 * k], b[4 * k + 1], 0x0040), __byte_perm(b[4 * k + 2], b[4 * k + 3], 0x0040),
-                         0x5410);
-    return make_uint4(w[0], w[1], w[2], w[3]);
+    for (int j = 0; j < 16 / int(S); ++j)
+      v[j] = S == 2 ? unsigned(*reinterpret_cast<const unsigned short*>(p + j * P)) : unsigned(p[j * P]);
+    return pack_word<S>(v);
   }
 }
 

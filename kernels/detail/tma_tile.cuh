@@ -127,24 +127,6 @@ __device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
 __device__ __forceinline__ void fence_mbar_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
 #endif
 
-// One output word of V elements: v[j] holds element j in its low S bytes
-// (S <= 4), or the whole element (S = 8, two words).
-template <std::size_t S>
-__device__ __forceinline__ uint4 pack_word(const unsigned (&v)[16 / S * (S == 8 ? 2 : 1)]) {
-  if constexpr (S == 8 || S == 4) {
-    return make_uint4(v[0], v[1], v[2], v[3]);
-  } else if constexpr (S == 2) {
-    return make_uint4(__byte_perm(v[0], v[1], 0x5410), __byte_perm(v[2], v[3], 0x5410),
-                      __byte_perm(v[4], v[5], 0x5410), __byte_perm(v[6], v[7], 0x5410));
-  } else {
-    unsigned w[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      w[i] = __byte_perm(__byte_perm(v[4 * i], v[4 * i + 1], 0x0040), __byte_perm(v[4 * i + 2], v[4 * i + 3], 0x0040),
-                         0x5410);
-    return make_uint4(w[0], w[1], w[2], w[3]);
-  }
-}
 
 template <class P>
 __global__ void __launch_bounds__(P::BLOCK)

@@ -257,17 +257,14 @@ void launch_inplace_tiles(void* a, const Dims& d, cudaStream_t stream) {
     steps = nb * (nb + 1) / 2 * GROUP * GROUP;
   }
   const std::size_t smem = 2 * C::SMEM;
-  if constexpr (is_skew_v<C>) {
-    auto kernel = inplace_skew_kernel<C, GROUP>;
-    if (smem > 48 * 1024)
-      GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    kernel<<<grid_1d(steps), C::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt, steps);
-  } else {
-    auto kernel = inplace_tiled_kernel<C, MISALIGNED, GROUP>;
-    if (smem > 48 * 1024)
-      GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    kernel<<<grid_1d(steps), C::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt, steps);
-  }
+  // Skew tilings have their own pair kernel; both take the same arguments.
+  const auto kernel = [] {
+    if constexpr (is_skew_v<C>) return inplace_skew_kernel<C, GROUP>;
+    else return inplace_tiled_kernel<C, MISALIGNED, GROUP>;
+  }();
+  if (smem > kDefaultSmem)
+    GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  kernel<<<grid_1d(steps), C::THREADS, smem, stream>>>(static_cast<unsigned char*>(a), d.rows, d.ld_in, nt, steps);
 }
 
 // Squares whose rows are 16-byte aligned take Cfg's tile pairs; those whose

@@ -47,6 +47,7 @@
 #pragma once
 #include <type_traits>
 
+#include "element_tile.cuh"  // kDefaultSmem
 #include "super.cuh"
 
 namespace gt::kernels::detail {
@@ -147,7 +148,7 @@ struct SkewRegs {
   uint4 x[Cfg::NX];  // the word after row threadIdx + k THREADS's segment, where it is not aligned
 };
 
-template <class Cfg>
+// Row r of a tile in global memory, rows ld_b bytes apart.
 __device__ __forceinline__ const unsigned char* skew_row(const unsigned char* in, std::uint64_t ld_b, int r) {
   return in + std::uint64_t(r) * ld_b;
 }
@@ -160,7 +161,7 @@ __device__ __forceinline__ void skew_fetch(SkewRegs<Cfg>& g, const unsigned char
 #pragma unroll
   for (int k = 0; k < Cfg::NA; ++k) {
     const int r = (int(threadIdx.x) + k * Cfg::THREADS) / NW;
-    g.v[k] = load16<false>(misaligned_at(skew_row<Cfg>(in, ld_b, r)).a + 16 * w);
+    g.v[k] = load16<false>(misaligned_at(skew_row(in, ld_b, r)).a + 16 * w);
   }
   // At the matrix's very end only the extra word's first m bytes, byte by byte.
 #pragma unroll
@@ -168,7 +169,7 @@ __device__ __forceinline__ void skew_fetch(SkewRegs<Cfg>& g, const unsigned char
     const int r = int(threadIdx.x) + k * Cfg::THREADS;
     g.x[k] = make_uint4(0, 0, 0, 0);
     if (r < Cfg::TR) {
-      const MisalignedRead a = misaligned_at(skew_row<Cfg>(in, ld_b, r));
+      const MisalignedRead a = misaligned_at(skew_row(in, ld_b, r));
       if (a.m != 0)
         g.x[k] = a.a + 16 * NW + 16 <= limit ? load16<false>(a.a + 16 * NW) : tail_word({a.a + 16 * (NW - 1), a.m});
     }
@@ -184,7 +185,7 @@ __device__ __forceinline__ void skew_stash(const SkewRegs<Cfg>& g, unsigned char
 #pragma unroll
   for (int k = 0; k < Cfg::NA; ++k) {
     const int r = (int(threadIdx.x) + k * Cfg::THREADS) / NW;
-    const MisalignedRead a = misaligned_at(skew_row<Cfg>(in, ld_b, r));
+    const MisalignedRead a = misaligned_at(skew_row(in, ld_b, r));
     unsigned x4 = 0;
     if constexpr (S <= 2) {
       // The next word's first 4 bytes, for the funnel shift: the next lane's;
@@ -202,7 +203,7 @@ __device__ __forceinline__ void skew_stash(const SkewRegs<Cfg>& g, unsigned char
   for (int k = 0; k < Cfg::NX; ++k) {
     const int r = int(threadIdx.x) + k * Cfg::THREADS;
     if (r < Cfg::TR) {
-      const unsigned m = misaligned_at(skew_row<Cfg>(in, ld_b, r)).m;
+      const unsigned m = misaligned_at(skew_row(in, ld_b, r)).m;
       if (m != 0) skew_put<S>(sm + (Cfg::G + r) * Cfg::PITCH + 16, NW, m, g.x[k], 0);
     }
   }
@@ -275,7 +276,7 @@ template <class Cfg>
 void launch_skew_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group) {
   const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
   auto kernel = skew_kernel<Cfg>;
-  if (Cfg::SMEM > 48 * 1024)
+  if (Cfg::SMEM > kDefaultSmem)
     GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::SMEM)));
   kernel<<<grid_1d(ntr * ntc), Cfg::THREADS, Cfg::SMEM, stream>>>(static_cast<const unsigned char*>(in),
                                                                  static_cast<unsigned char*>(out), d, ntr, ntc, group);

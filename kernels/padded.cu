@@ -36,7 +36,7 @@ namespace {
 template <class Cfg, bool MISALIGNED, bool GROUPED = MISALIGNED>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     padded_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
-                  std::uint64_t ntc, std::uint32_t group) {
+                  std::uint64_t ntc, std::uint32_t group, LastTile last) {
   constexpr std::size_t S = Cfg::S;
   using T = carrier_t<S>;
   // Dynamic: a 256x256-byte tile needs more than the 48 KiB static limit.
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     // Misaligned rows in groups of tile rows (kMisalignedGroup); aligned
     // rows with tile columns fastest, their code as before run 95.
     const TileIdx t = GROUPED ? grouped_tile(b, ntr, ntc, group) : linear_tile(b, ntc);
-    const std::uint64_t r0 = t.r * Cfg::TR, c0 = t.c * Cfg::TC;
+    const std::uint64_t r0 = t.r + 1 < ntr ? t.r * Cfg::TR : last.r, c0 = t.c + 1 < ntc ? t.c * Cfg::TC : last.c;
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
       TileRegs<Cfg> regs;
       load_tile<Cfg, MISALIGNED>(regs, in + (r0 * d.ld_in + c0) * S, d.ld_in * S, limit);
@@ -586,14 +586,20 @@ struct PaddedTunings;
 template <std::size_t S>
 using TmaTiling = TmaCfg<S, 128, 256, 4>;
 
+// ORIGIN: last_origin's rule for the last tile row and column.
 template <class C, bool MISALIGNED, bool GROUPED = MISALIGNED>
-void launch_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group = 1) {
+void launch_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group = 1,
+                  int origin = 0) {
   const std::uint64_t ntr = ceil_div(d.rows, C::TR), ntc = ceil_div(d.cols, C::TC);
+  // Aligned rows keep the moved tile's words whole.
+  constexpr unsigned align = MISALIGNED ? 1 : unsigned(16 / C::S);
+  const LastTile last{last_origin(d.rows, C::TR, align, origin), last_origin(d.cols, C::TC, align, origin)};
   auto kernel = padded_kernel<C, MISALIGNED, GROUPED>;
   if (C::SMEM > kDefaultSmem)
     GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::SMEM)));
   kernel<<<grid_1d(ntr * ntc), C::THREADS, C::SMEM, stream>>>(static_cast<const unsigned char*>(in),
-                                                             static_cast<unsigned char*>(out), d, ntr, ntc, group);
+                                                             static_cast<unsigned char*>(out), d, ntr, ntc, group,
+                                                             last);
 }
 
 // Rows not 16-byte aligned on the TMA path (detail/tma_tile.cuh): its tiles,
@@ -665,10 +671,12 @@ bool grouped_aligned(const Dims& d) {
 // wherever it applies (the device and the binary have it, two tile rows and
 // a tile column). MIS_FEW: misaligned matrices with fewer than MIS_FEW of
 // MisCfg's tiles per two SMs take the element tile (0: never; each size's
-// kMisFew).
+// kMisFew). ORIGIN: where the tile paths put their last tile row and column
+// (last_origin: 0 its rule, 1 where it falls, 2 always moved back to end at
+// the edge).
 template <class Cfg, Narrow NARROW = Narrow::staged, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg,
           class TmaP = void, std::uint32_t GROUP = kMisalignedGroup, int ALIGNED_ORDER = 0, Wide WIDE = Wide::uniform,
-          unsigned MIS_FEW = 4>
+          unsigned MIS_FEW = 4, int ORIGIN = 0>
 void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   require(padded_info(), in, out, p);
   const Dims d = resolve(p, Kind::transpose);
@@ -699,10 +707,10 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     launch_wide<Cfg::S>(in, out, d, WIDE, stream);
   } else if (vec16_ok(in, out, d, Cfg::S)) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
-    else if (few(Cfg{}, 1) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream);
+    else if (few(Cfg{}, 1) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream, 1, ORIGIN);
     else if (grouped_aligned<Cfg::S, ALIGNED_ORDER>(d))
-      launch_tiles<Cfg, false, (Cfg::S < 16)>(in, out, d, stream, kMisalignedGroup);
-    else launch_tiles<Cfg, false>(in, out, d, stream);
+      launch_tiles<Cfg, false, (Cfg::S < 16)>(in, out, d, stream, kMisalignedGroup, ORIGIN);
+    else launch_tiles<Cfg, false>(in, out, d, stream, 1, ORIGIN);
   } else if constexpr (MISALIGNED_PATH && mis_tiles_v<MisCfg>()) {
     if constexpr (!std::is_void_v<TmaP>) {
       if (launch_tma<TmaP>(in, out, d, want, stream)) {
@@ -722,8 +730,8 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
       }
     }
     if (skinny_for<MisCfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
-    else if constexpr (is_skew_v<MisCfg>) launch_skew_tiles<MisCfg>(in, out, d, stream, GROUP);
-    else launch_tiles<MisCfg, true>(in, out, d, stream, GROUP);
+    else if constexpr (is_skew_v<MisCfg>) launch_skew_tiles<MisCfg>(in, out, d, stream, GROUP, ORIGIN);
+    else launch_tiles<MisCfg, true>(in, out, d, stream, GROUP, ORIGIN);
   } else if constexpr (ELEM_TILE && Cfg::S <= 8) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else launch_element_tiles<typename PaddedTunings<Cfg::S>::ElemTile>(in, out, d, stream);
@@ -962,6 +970,14 @@ std::vector<Variant> padded_variants() {
   std::apply([&](auto... c) { (v.push_back({cfg_name<decltype(c)>("padded"), cfg_params<decltype(c)>(), false,
                                             launch_cfg<decltype(c)>}), ...); },
              typename Tn::Alt{});
+  // The last tile row and column where they fall (partial tiles on the
+  // element path), and always moved back to end at the edge (last_origin).
+  v.push_back({base + "-edge-tiles", params + ", partial last tiles on the element path", false,
+               launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 0, Wide::uniform,
+                          Tn::kMisFew, 1>});
+  v.push_back({base + "-overlap-always", params + ", last tiles always full, overlapping the tiles before them",
+               false, launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 0,
+                                 Wide::uniform, Tn::kMisFew, 2>});
   v.push_back({base + "-no-narrow", params + ", narrow matrices on the skinny tile path", false,
                launch_cfg<D, Narrow::off, mis, true, typename Tn::Mis>});
   v.push_back({base + "-no-wide", params + ", wide matrices (at most 8 rows) on the skinny tile path", false,
@@ -1002,6 +1018,17 @@ std::vector<Variant> padded_variants() {
     v.push_back({base + "-misaligned-linear", params + ", rows not 16-byte aligned on the misaligned tile path (" +
                                                   cfg_params<typename Tn::MisTile>() + "), tile columns fastest",
                  false, launch_cfg<D, Narrow::staged, true, true, typename Tn::MisTile, void, 1>});
+    // Mis's tiles in smaller groups of tile rows than kMisalignedGroup (which
+    // takes every tile row of a column at the bench's shapes).
+    const auto grouped = [&](auto g) {
+      constexpr std::uint32_t G = decltype(g)::value;
+      v.push_back({base + "-misaligned-group-" + std::to_string(G),
+                   params + ", rows not 16-byte aligned on Mis's tiles in groups of " + std::to_string(G) + " tile rows",
+                   false, launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, void, G, 0, Wide::uniform,
+                                     Tn::kMisFew>});
+    };
+    grouped(std::integral_constant<std::uint32_t, 4>{});
+    grouped(std::integral_constant<std::uint32_t, 16>{});
     {
       using P = TmaTiling<S>;
       v.push_back({"padded-misaligned-tma-" + std::to_string(P::TR) + "x" + std::to_string(P::TC) + "-" +

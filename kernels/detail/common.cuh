@@ -88,6 +88,43 @@ __device__ __forceinline__ TileIdx grouped_tile(std::uint64_t b, std::uint64_t n
   return {full + w % rest, w / rest};
 }
 
+// Where the last tile row (column) of an out-of-place tile kernel starts.
+// Where the side is not a multiple of the tile, the tile there is partial
+// and runs the element path (edge_load / edge_store: one element an
+// access, one load in flight a thread), several times a full tile's time:
+// a 255 x 128-byte tile of a 1-byte matrix reads a byte at a time, 64 loads
+// a thread one after another. So where the partial tile holds at least a
+// quarter of a tile (kOverlapShare), the last tile is a full one moved back
+// to end at the matrix's edge, overlapping the tile before it: the overlap
+// is read twice and written twice with the same values, never a byte
+// outside either tile (the tiles store only their own bytes). `align`: the
+// origin's alignment in elements (16/S where rows are 16-byte aligned, so
+// that the moved tile's words stay whole). Out of place only: in place, a
+// tile read after its neighbour was written would read transposed data.
+// ORIGIN: 0 this rule, 1 never moved (the edge path), 2 moved whenever the
+// side is at least a tile (the tuning variants). Run 176 (H100, % of a copy,
+// same process, edge path -> this rule): u8 16383x65537 73.1 -> 75.7,
+// 16383x16385 79.7 -> 85.1; f16 16383x32769 81.6 -> 82.8, 16383x16385 81.8
+// -> 83.5; 4 to 16 bytes +0.1 to +0.3 (their edge tiles read whole elements
+// and are shorter). Moving a last tile that holds under a quarter lost: u8
+// 12345x6789 (57 of 256 rows) 79.5 -> 78.7, 16385x16385 (1 row) 77.0 -> 75.8.
+// In place, the same pairs in a launch of their own (element kernel, 1024
+// threads a pair) measured -0.6 to +0.7 (run 176) and were not kept.
+constexpr unsigned kOverlapShare = 4;
+
+inline std::uint64_t last_origin(std::uint64_t extent, unsigned tile, unsigned align, int origin) {
+  const std::uint64_t n = ceil_div(extent, tile), rem = extent % tile;
+  const std::uint64_t at = (n ? n - 1 : 0) * tile;  // where it falls
+  if (rem == 0 || extent < tile || origin == 1) return at;
+  if (origin == 0 && rem * kOverlapShare < tile) return at;
+  return (extent - tile) / align * align;
+}
+
+// The origins of the last tile row and column (last_origin).
+struct LastTile {
+  std::uint64_t r, c;
+};
+
 // Whether rows of `ld` elements of S bytes are whole 64-byte sectors: the
 // tile kernels' rule for their tile order (padded's grouped_aligned,
 // inplace-tiled's kPartialSectorGroup), since segments of rows that are not

@@ -246,7 +246,7 @@ __device__ __forceinline__ void skew_store(const unsigned char* sm, unsigned cha
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     skew_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
-                std::uint64_t ntc, std::uint32_t group) {
+                std::uint64_t ntc, std::uint32_t group, LastTile last) {
   constexpr std::size_t S = Cfg::S;
   using T = carrier_t<S>;
   extern __shared__ uint4 skew_smem[];
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   const unsigned char* limit = in + ((d.rows - 1) * d.ld_in + d.cols) * S;  // one past the input's last byte
   for (std::uint64_t b = blockIdx.x; b < ntiles; b += gridDim.x) {
     const TileIdx t = grouped_tile(b, ntr, ntc, group);
-    const std::uint64_t r0 = t.r * Cfg::TR, c0 = t.c * Cfg::TC;
+    const std::uint64_t r0 = t.r + 1 < ntr ? t.r * Cfg::TR : last.r, c0 = t.c + 1 < ntc ? t.c * Cfg::TC : last.c;
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
       skew_load<Cfg>(sm, in + (r0 * d.ld_in + c0) * S, d.ld_in * S, limit);
       __syncthreads();
@@ -273,13 +273,17 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
 }
 
 template <class Cfg>
-void launch_skew_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group) {
+void launch_skew_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group,
+                       int origin = 0) {
   const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
+  // The last tiles where last_origin puts them (any origin: rows at any offset).
+  const LastTile last{last_origin(d.rows, Cfg::TR, 1, origin), last_origin(d.cols, Cfg::TC, 1, origin)};
   auto kernel = skew_kernel<Cfg>;
   if (Cfg::SMEM > kDefaultSmem)
     GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::SMEM)));
   kernel<<<grid_1d(ntr * ntc), Cfg::THREADS, Cfg::SMEM, stream>>>(static_cast<const unsigned char*>(in),
-                                                                 static_cast<unsigned char*>(out), d, ntr, ntc, group);
+                                                                 static_cast<unsigned char*>(out), d, ntr, ntc, group,
+                                                                 last);
 }
 
 }  // namespace gt::kernels::detail

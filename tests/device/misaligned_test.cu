@@ -102,7 +102,8 @@ void run(const Case& c, bool inplace) {
   const char* name = inplace ? "inplace-tiled" : "padded";
   run_one(c, inplace, name, gt::kernels::find(name)->launch);
   // The variants that take another path or order for these rows.
-  static const char* const kMarks[] = {"misaligned", "-elem", "-old-element", "-aligned-", "-pairs-", "-mis-"};
+  static const char* const kMarks[] = {"misaligned", "-elem", "-old-element",   "-aligned-",
+                                       "-pairs-",    "-mis-",  "-edge-tiles", "-overlap-always"};
   for (const auto& v : gt::kernels::tuning_variants(name, c.elem))
     for (const char* mark : kMarks)
       if (v.name.find(mark) != std::string::npos) {
@@ -150,6 +151,13 @@ std::vector<Case> out_of_place_cases() {
   // Skew tiles (detail/skew_tile.cuh) of 1-byte elements are up to 512x128:
   // padded leading dimensions and an output past a boundary, big enough.
   v.push_back({1, 9001, 8197, 3, 5, 0, 3});
+  // Partial last tiles of a quarter of a tile or more on both sides, so the
+  // default moves its last tile row and column back to overlap the tiles
+  // before them (last_origin): every size's Mis tiles, then aligned rows
+  // (the moved origin kept 16-byte aligned).
+  for (std::size_t es : {1, 2, 4, 8}) v.push_back({es, 5100, 4090, 1, 2, 1, 3});
+  v.push_back({4, 4136, 4152, 0, 0, 0, 0});
+  v.push_back({1, 4336, 4208, 0, 0, 0, 0});
   return v;
 }
 
@@ -229,6 +237,11 @@ std::vector<Case> in_place_cases() {
     v.push_back({es, 4099, 4099, 0, 0, 1, 0});
     v.push_back({es, 4100, 4100, 0, 0, 0, 0});
   }
+  // Aligned rows whose side is not a multiple of the default's tile (partial
+  // pairs on edge_pair beside 256x256-byte, 128x128-half and 32x32 c128 tiles).
+  v.push_back({1, 4112, 4112, 0, 0, 0, 0});
+  v.push_back({2, 4104, 4104, 0, 0, 0, 0});
+  v.push_back({16, 1000, 1000, 0, 0, 0, 0});
   return v;
 }
 

@@ -7,7 +7,7 @@
 // Environment: GT_TUNE_SIZES="1,2,4,8,16", GT_TUNE_KERNELS="padded,copy" (all
 // but the serial kernels when unset), GT_TUNE_VARIANTS=0 to skip the tuning
 // variants (Rect: =1 to run them), GT_TUNE_VARIANT_MATCH="no-narrow" (only the
-// variants whose name holds it), GT_TUNE_REPS (default 20), and for Rect
+// variants whose name holds it; "a|b" either), GT_TUNE_REPS (default 20), and for Rect
 // GT_TUNE_SHAPES="50000000x3,16384x16384" (rows x cols; default its five shapes).
 #include <gtest/gtest.h>
 
@@ -96,6 +96,19 @@ void print_row(const Row& r) {
 
 std::string shape_str(std::uint64_t r, std::uint64_t c) { return std::to_string(r) + "x" + std::to_string(c); }
 
+// GT_TUNE_VARIANT_MATCH: substrings separated by '|', any of which picks a
+// variant (empty: every variant).
+bool picked(const std::string& name, const std::string& match) {
+  std::size_t at = 0;
+  do {
+    const std::size_t bar = match.find('|', at);
+    const std::string part = match.substr(at, bar == std::string::npos ? std::string::npos : bar - at);
+    if (name.find(part) != std::string::npos) return true;
+    at = bar == std::string::npos ? bar : bar + 1;
+  } while (at != std::string::npos);
+  return false;
+}
+
 bool wanted(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
@@ -159,7 +172,7 @@ void tune_out_of_place(std::uint64_t rows, std::uint64_t cols, std::size_t s, co
   }
   if (variants && wanted(kernels, "padded"))
     for (const auto& v : gt::kernels::tuning_variants("padded", s))
-      if (!v.is_default && v.name.find(match) != std::string::npos) one(v.name, Kind::transpose, v.launch);
+      if (!v.is_default && picked(v.name, match)) one(v.name, Kind::transpose, v.launch);
   cudaStreamDestroy(st);
 }
 
@@ -244,7 +257,7 @@ void tune_inplace(std::uint64_t n, std::size_t s, const std::vector<std::string>
     if (k.kind == Kind::inplace && wanted(kernels, k.name)) one(k.name, k.launch);
   if (variants && wanted(kernels, "inplace-tiled"))
     for (const auto& v : gt::kernels::tuning_variants("inplace-tiled", s))
-      if (!v.is_default && v.name.find(match) != std::string::npos) one(v.name, v.launch);
+      if (!v.is_default && picked(v.name, match)) one(v.name, v.launch);
   cudaStreamDestroy(st);
 }
 

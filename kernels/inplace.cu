@@ -101,6 +101,33 @@ __device__ __forceinline__ void edge_pair(E* m, E* eA, E* eB, std::uint64_t n, s
   if (!diagonal) edge_store<E, THREADS>(eB, m, ld, rJ, rI, vj, vi);
 }
 
+// Both pair kernels' loop: step p of the pairs' order (pair_at) -> the pair
+// (I, J), I <= J; a pair of full tiles goes to full(pa, pb, diagonal) (tiles
+// (I, J) and (J, I); full waits between its loads and its stores), a pair
+// with a partial tile element by element through the shared buffers eA and
+// eB (edge_pair), and a barrier before the next pair reuses them.
+template <class Cfg, unsigned GROUP, class Full>
+__device__ __forceinline__ void pair_loop(unsigned char* a, std::uint64_t n, std::uint64_t ld, std::uint64_t nt,
+                                          std::uint64_t steps, void* eA, void* eB, Full&& full) {
+  constexpr std::size_t S = Cfg::S;
+  constexpr unsigned T = Cfg::TR;
+  static_assert(Cfg::TR == Cfg::TC, "in-place tiles are square");
+  using E = carrier_t<S>;
+  for (std::uint64_t p = blockIdx.x; p < steps; p += gridDim.x) {
+    std::uint64_t I, J;
+    if (!pair_at<GROUP>(p, nt, I, J)) continue;
+    const std::uint64_t rI = I * T, rJ = J * T;
+    unsigned char* pa = a + (rI * ld + rJ) * S;  // tile (I, J)
+    unsigned char* pb = a + (rJ * ld + rI) * S;  // tile (J, I)
+    // J >= I, so J's extent bounds both tiles.
+    if (rJ + T <= n) full(pa, pb, I == J);
+    else
+      edge_pair<E, Cfg::THREADS>(reinterpret_cast<E*>(a), static_cast<E*>(eA), static_cast<E*>(eB), n, ld, rI, rJ, T,
+                                 I == J);
+    if (p + gridDim.x < steps) __syncthreads();  // the next pair reuses the shared buffers
+  }
+}
+
 // Rows 16-byte aligned (the launcher checks), or with MISALIGNED at any
 // element-aligned offset (super.cuh: MisalignedRead, store16_any; the words a
 // misaligned load reads beyond its tile are only read, never written back).
@@ -116,45 +143,29 @@ template <class Cfg, bool MISALIGNED, unsigned GROUP>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     inplace_tiled_kernel(unsigned char* a, std::uint64_t n, std::uint64_t ld, std::uint64_t nt, std::uint64_t steps) {
   constexpr std::size_t S = Cfg::S;
-  constexpr unsigned T = Cfg::TR;
-  static_assert(Cfg::TR == Cfg::TC, "in-place tiles are square");
-  using E = carrier_t<S>;
   extern __shared__ uint4 smem_dyn[];
   auto smA = reinterpret_cast<uint4(*)[Cfg::PITCH]>(smem_dyn);
   auto smB = reinterpret_cast<uint4(*)[Cfg::PITCH]>(smem_dyn + Cfg::TSR * Cfg::PITCH);
   const std::uint64_t pitch = ld * S;
   const unsigned char* limit = a + ((n - 1) * ld + n) * S;  // one past the matrix's last byte
-  for (std::uint64_t p = blockIdx.x; p < steps; p += gridDim.x) {
-    std::uint64_t I, J;
-    if (!pair_at<GROUP>(p, nt, I, J)) continue;
-    const std::uint64_t rI = I * T, rJ = J * T;
-    unsigned char* pa = a + (rI * ld + rJ) * S;  // tile (I, J)
-    unsigned char* pb = a + (rJ * ld + rI) * S;  // tile (J, I)
-    // J >= I, so J's extent bounds both tiles.
-    if (rJ + T <= n) {
-      if (I == J) {
-        TileRegs<Cfg> ra;
-        load_tile<Cfg, MISALIGNED>(ra, pa, pitch, limit);
-        stash_tile<Cfg, MISALIGNED>(ra, smA);
-        __syncthreads();
-        store_tile<Cfg, MISALIGNED>(smA, pa, pitch);
-      } else {
-        TileRegs<Cfg> ra, rb;
-        load_tile<Cfg, MISALIGNED>(ra, pa, pitch, limit);
-        load_tile<Cfg, MISALIGNED>(rb, pb, pitch, limit);
-        stash_tile<Cfg, MISALIGNED>(ra, smA);
-        stash_tile<Cfg, MISALIGNED>(rb, smB);
-        __syncthreads();
-        store_tile<Cfg, MISALIGNED>(smA, pb, pitch);
-        store_tile<Cfg, MISALIGNED>(smB, pa, pitch);
-      }
+  pair_loop<Cfg, GROUP>(a, n, ld, nt, steps, &smA[0][0], &smB[0][0], [&](unsigned char* pa, unsigned char* pb, bool diagonal) {
+    if (diagonal) {
+      TileRegs<Cfg> ra;
+      load_tile<Cfg, MISALIGNED>(ra, pa, pitch, limit);
+      stash_tile<Cfg, MISALIGNED>(ra, smA);
+      __syncthreads();
+      store_tile<Cfg, MISALIGNED>(smA, pa, pitch);
     } else {
-      edge_pair<E, Cfg::THREADS>(reinterpret_cast<E*>(a), reinterpret_cast<E*>(&smA[0][0]),
-                                 reinterpret_cast<E*>(&smB[0][0]), n, ld, rI, rJ, T, I == J);
+      TileRegs<Cfg> ra, rb;
+      load_tile<Cfg, MISALIGNED>(ra, pa, pitch, limit);
+      load_tile<Cfg, MISALIGNED>(rb, pb, pitch, limit);
+      stash_tile<Cfg, MISALIGNED>(ra, smA);
+      stash_tile<Cfg, MISALIGNED>(rb, smB);
+      __syncthreads();
+      store_tile<Cfg, MISALIGNED>(smA, pb, pitch);
+      store_tile<Cfg, MISALIGNED>(smB, pa, pitch);
     }
-    // The next pair reuses the shared buffers.
-    if (p + gridDim.x < steps) __syncthreads();
-  }
+  });
 }
 
 // The same pairs on skew tiles (detail/skew_tile.cuh), for rows not 16-byte
@@ -168,41 +179,27 @@ template <class Cfg, unsigned GROUP>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     inplace_skew_kernel(unsigned char* a, std::uint64_t n, std::uint64_t ld, std::uint64_t nt, std::uint64_t steps) {
   constexpr std::size_t S = Cfg::S;
-  constexpr unsigned T = Cfg::TR;
-  static_assert(Cfg::TR == Cfg::TC, "in-place tiles are square");
-  using E = carrier_t<S>;
   extern __shared__ uint4 skew_pair_smem[];
   unsigned char* smA = reinterpret_cast<unsigned char*>(skew_pair_smem);
   unsigned char* smB = smA + Cfg::SMEM;
   const std::uint64_t pitch = ld * S;
   const unsigned char* limit = a + ((n - 1) * ld + n) * S;  // one past the matrix's last byte
-  for (std::uint64_t p = blockIdx.x; p < steps; p += gridDim.x) {
-    std::uint64_t I, J;
-    if (!pair_at<GROUP>(p, nt, I, J)) continue;
-    const std::uint64_t rI = I * T, rJ = J * T;
-    unsigned char* pa = a + (rI * ld + rJ) * S;  // tile (I, J)
-    unsigned char* pb = a + (rJ * ld + rI) * S;  // tile (J, I)
-    if (rJ + T <= n) {
-      if (I == J) {
-        skew_load<Cfg>(smA, pa, pitch, limit);
-        __syncthreads();
-        skew_store<Cfg>(smA, pa, pitch);
-      } else {
-        SkewRegs<Cfg> ga, gb;
-        skew_fetch<Cfg>(ga, pa, pitch, limit);
-        skew_fetch<Cfg>(gb, pb, pitch, limit);
-        skew_stash<Cfg>(ga, smA, pa, pitch, limit);
-        skew_stash<Cfg>(gb, smB, pb, pitch, limit);
-        __syncthreads();
-        skew_store<Cfg>(smA, pb, pitch);
-        skew_store<Cfg>(smB, pa, pitch);
-      }
+  pair_loop<Cfg, GROUP>(a, n, ld, nt, steps, smA, smB, [&](unsigned char* pa, unsigned char* pb, bool diagonal) {
+    if (diagonal) {
+      skew_load<Cfg>(smA, pa, pitch, limit);
+      __syncthreads();
+      skew_store<Cfg>(smA, pa, pitch);
     } else {
-      edge_pair<E, Cfg::THREADS>(reinterpret_cast<E*>(a), reinterpret_cast<E*>(smA), reinterpret_cast<E*>(smB), n, ld,
-                                 rI, rJ, T, I == J);
+      SkewRegs<Cfg> ga, gb;
+      skew_fetch<Cfg>(ga, pa, pitch, limit);
+      skew_fetch<Cfg>(gb, pb, pitch, limit);
+      skew_stash<Cfg>(ga, smA, pa, pitch, limit);
+      skew_stash<Cfg>(gb, smB, pb, pitch, limit);
+      __syncthreads();
+      skew_store<Cfg>(smA, pb, pitch);
+      skew_store<Cfg>(smB, pa, pitch);
     }
-    if (p + gridDim.x < steps) __syncthreads();  // the next pair reuses the shared rows
-  }
+  });
 }
 
 // Squares whose rows are not 16-byte aligned: the same tile pairs, element

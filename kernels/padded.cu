@@ -38,7 +38,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     padded_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
                   std::uint64_t ntc, std::uint32_t group, LastTile last) {
   constexpr std::size_t S = Cfg::S;
-  using T = carrier_t<S>;
   // Dynamic: a 256x256-byte tile needs more than the 48 KiB static limit.
   extern __shared__ uint4 smem_dyn[];
   auto sm = reinterpret_cast<uint4(*)[Cfg::PITCH]>(smem_dyn);
@@ -48,7 +47,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     // Misaligned rows in groups of tile rows (kMisalignedGroup); aligned
     // rows with tile columns fastest, their code as before run 95.
     const TileIdx t = GROUPED ? grouped_tile(b, ntr, ntc, group) : linear_tile(b, ntc);
-    const std::uint64_t r0 = t.r + 1 < ntr ? t.r * Cfg::TR : last.r, c0 = t.c + 1 < ntc ? t.c * Cfg::TC : last.c;
+    std::uint64_t r0, c0;
+    tile_origin<Cfg>(t, ntr, ntc, last, r0, c0);
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
       TileRegs<Cfg> regs;
       load_tile<Cfg, MISALIGNED>(regs, in + (r0 * d.ld_in + c0) * S, d.ld_in * S, limit);
@@ -56,12 +56,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
       __syncthreads();
       store_tile<Cfg, MISALIGNED>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
     } else {
-      const unsigned vr = unsigned(d.rows - r0 < Cfg::TR ? d.rows - r0 : Cfg::TR);
-      const unsigned vc = unsigned(d.cols - c0 < Cfg::TC ? d.cols - c0 : Cfg::TC);
-      T* e = reinterpret_cast<T*>(&sm[0][0]);
-      edge_load<T, Cfg::THREADS>(e, reinterpret_cast<const T*>(in), d.ld_in, r0, c0, vr, vc);
-      __syncthreads();
-      edge_store<T, Cfg::THREADS>(e, reinterpret_cast<T*>(out), d.ld_out, r0, c0, vr, vc);
+      edge_tile<Cfg>(&sm[0][0], in, out, d, r0, c0);
     }
     // The next tile reuses the shared buffer.
     if (b + gridDim.x < ntiles) __syncthreads();

@@ -248,25 +248,20 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     skew_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
                 std::uint64_t ntc, std::uint32_t group, LastTile last) {
   constexpr std::size_t S = Cfg::S;
-  using T = carrier_t<S>;
   extern __shared__ uint4 skew_smem[];
   unsigned char* sm = reinterpret_cast<unsigned char*>(skew_smem);
   const std::uint64_t ntiles = ntr * ntc;
   const unsigned char* limit = in + ((d.rows - 1) * d.ld_in + d.cols) * S;  // one past the input's last byte
   for (std::uint64_t b = blockIdx.x; b < ntiles; b += gridDim.x) {
     const TileIdx t = grouped_tile(b, ntr, ntc, group);
-    const std::uint64_t r0 = t.r + 1 < ntr ? t.r * Cfg::TR : last.r, c0 = t.c + 1 < ntc ? t.c * Cfg::TC : last.c;
+    std::uint64_t r0, c0;
+    tile_origin<Cfg>(t, ntr, ntc, last, r0, c0);
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
       skew_load<Cfg>(sm, in + (r0 * d.ld_in + c0) * S, d.ld_in * S, limit);
       __syncthreads();
       skew_store<Cfg>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
     } else {
-      const unsigned vr = unsigned(d.rows - r0 < Cfg::TR ? d.rows - r0 : Cfg::TR);
-      const unsigned vc = unsigned(d.cols - c0 < Cfg::TC ? d.cols - c0 : Cfg::TC);
-      T* e = reinterpret_cast<T*>(sm);
-      edge_load<T, Cfg::THREADS>(e, reinterpret_cast<const T*>(in), d.ld_in, r0, c0, vr, vc);
-      __syncthreads();
-      edge_store<T, Cfg::THREADS>(e, reinterpret_cast<T*>(out), d.ld_out, r0, c0, vr, vc);
+      edge_tile<Cfg>(sm, in, out, d, r0, c0);
     }
     if (b + gridDim.x < ntiles) __syncthreads();  // the next tile reuses the shared rows
   }

@@ -614,6 +614,28 @@ __device__ __forceinline__ void edge_store(const T* e, T* out, std::uint64_t ld_
   }
 }
 
+// The out-of-place tile kernels' shared pieces (padded_kernel, skew_kernel):
+// where tile t starts (the last tile row and column at `last`, last_origin),
+// and a partial tile moved element by element through the shared bytes sm.
+template <class Cfg>
+__device__ __forceinline__ void tile_origin(const TileIdx& t, std::uint64_t ntr, std::uint64_t ntc, const LastTile& last,
+                                            std::uint64_t& r0, std::uint64_t& c0) {
+  r0 = t.r + 1 < ntr ? t.r * Cfg::TR : last.r;
+  c0 = t.c + 1 < ntc ? t.c * Cfg::TC : last.c;
+}
+
+template <class Cfg>
+__device__ __forceinline__ void edge_tile(void* sm, const unsigned char* in, unsigned char* out, const Dims& d,
+                                          std::uint64_t r0, std::uint64_t c0) {
+  using T = carrier_t<Cfg::S>;
+  const unsigned vr = unsigned(d.rows - r0 < Cfg::TR ? d.rows - r0 : Cfg::TR);
+  const unsigned vc = unsigned(d.cols - c0 < Cfg::TC ? d.cols - c0 : Cfg::TC);
+  T* e = reinterpret_cast<T*>(sm);
+  edge_load<T, Cfg::THREADS>(e, reinterpret_cast<const T*>(in), d.ld_in, r0, c0, vr, vc);
+  __syncthreads();
+  edge_store<T, Cfg::THREADS>(e, reinterpret_cast<T*>(out), d.ld_out, r0, c0, vr, vc);
+}
+
 // Element k of a 16-byte vector of S-byte elements, and the reverse.
 template <std::size_t S>
 __device__ __forceinline__ carrier_t<S> elem(const uint4& x, int k) {

@@ -88,14 +88,15 @@ __device__ __forceinline__ bool pair_at(std::uint64_t p, std::uint64_t nt, std::
   }
 }
 
-// A pair with a partial tile, element by element through the shared
-// buffers eA and eB (tiles (I, J) at rI, rJ and (J, I)).
-template <class E, int THREADS>
+// A pair of tiles of side T, partial at the matrix's edge, element by
+// element through the shared buffers eA and eB (tiles (I, J) at rI, rJ and
+// (J, I)), BATCH loads in flight a thread (edge_load).
+template <class E, int THREADS, int BATCH = 1>
 __device__ __forceinline__ void edge_pair(E* m, E* eA, E* eB, std::uint64_t n, std::uint64_t ld, std::uint64_t rI,
                                           std::uint64_t rJ, unsigned T, bool diagonal) {
   const unsigned vi = unsigned(n - rI < T ? n - rI : T), vj = unsigned(n - rJ < T ? n - rJ : T);
-  edge_load<E, THREADS>(eA, m, ld, rI, rJ, vi, vj);
-  if (!diagonal) edge_load<E, THREADS>(eB, m, ld, rJ, rI, vj, vi);
+  edge_load<E, THREADS, BATCH>(eA, m, ld, rI, rJ, vi, vj);
+  if (!diagonal) edge_load<E, THREADS, BATCH>(eB, m, ld, rJ, rI, vj, vi);
   __syncthreads();
   edge_store<E, THREADS>(eA, m, ld, rI, rJ, vi, vj);
   if (!diagonal) edge_store<E, THREADS>(eB, m, ld, rJ, rI, vj, vi);
@@ -148,7 +149,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   auto smB = reinterpret_cast<uint4(*)[Cfg::PITCH]>(smem_dyn + Cfg::TSR * Cfg::PITCH);
   const std::uint64_t pitch = ld * S;
   const unsigned char* limit = a + ((n - 1) * ld + n) * S;  // one past the matrix's last byte
-  pair_loop<Cfg, GROUP>(a, n, ld, nt, steps, &smA[0][0], &smB[0][0], [&](unsigned char* pa, unsigned char* pb, bool diagonal) {
+  const auto full = [&](unsigned char* pa, unsigned char* pb, bool diagonal) {
     if (diagonal) {
       TileRegs<Cfg> ra;
       load_tile<Cfg, MISALIGNED>(ra, pa, pitch, limit);
@@ -165,7 +166,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
       store_tile<Cfg, MISALIGNED>(smA, pb, pitch);
       store_tile<Cfg, MISALIGNED>(smB, pa, pitch);
     }
-  });
+  };
+  pair_loop<Cfg, GROUP>(a, n, ld, nt, steps, &smA[0][0], &smB[0][0], full);
 }
 
 // The same pairs on skew tiles (detail/skew_tile.cuh), for rows not 16-byte
@@ -184,7 +186,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   unsigned char* smB = smA + Cfg::SMEM;
   const std::uint64_t pitch = ld * S;
   const unsigned char* limit = a + ((n - 1) * ld + n) * S;  // one past the matrix's last byte
-  pair_loop<Cfg, GROUP>(a, n, ld, nt, steps, smA, smB, [&](unsigned char* pa, unsigned char* pb, bool diagonal) {
+  const auto full = [&](unsigned char* pa, unsigned char* pb, bool diagonal) {
     if (diagonal) {
       skew_load<Cfg>(smA, pa, pitch, limit);
       __syncthreads();
@@ -199,7 +201,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
       skew_store<Cfg>(smA, pb, pitch);
       skew_store<Cfg>(smB, pa, pitch);
     }
-  });
+  };
+  pair_loop<Cfg, GROUP>(a, n, ld, nt, steps, smA, smB, full);
 }
 
 // Squares whose rows are not 16-byte aligned: the same tile pairs, element
@@ -218,13 +221,7 @@ __global__ void __launch_bounds__(256) inplace_elements_kernel(unsigned char* a,
   for (std::uint64_t p = blockIdx.x; p < npairs; p += gridDim.x) {
     std::uint64_t I, J;
     pair_coords(p, nt, I, J);
-    const std::uint64_t rI = I * side, rJ = J * side;
-    const unsigned vi = unsigned(n - rI < side ? n - rI : side), vj = unsigned(n - rJ < side ? n - rJ : side);
-    edge_load<E, 256, kEdgeBatch>(eA, m, ld, rI, rJ, vi, vj);
-    if (I != J) edge_load<E, 256, kEdgeBatch>(eB, m, ld, rJ, rI, vj, vi);
-    __syncthreads();
-    edge_store<E, 256>(eA, m, ld, rI, rJ, vi, vj);
-    if (I != J) edge_store<E, 256>(eB, m, ld, rJ, rI, vj, vi);
+    edge_pair<E, 256, kEdgeBatch>(m, eA, eB, n, ld, I * side, J * side, side, I == J);
     if (p + gridDim.x < npairs) __syncthreads();
   }
 }

@@ -120,10 +120,14 @@ inline std::uint64_t last_origin(std::uint64_t extent, unsigned tile, unsigned a
   return (extent - tile) / align * align;
 }
 
-// The origins of the last tile row and column (last_origin).
+// The origins of the last tile row and column of TR x TC tiles (last_origin).
 struct LastTile {
   std::uint64_t r, c;
 };
+
+inline LastTile last_tile(const Dims& d, unsigned TR, unsigned TC, unsigned align, int origin) {
+  return {last_origin(d.rows, TR, align, origin), last_origin(d.cols, TC, align, origin)};
+}
 
 // Whether rows of `ld` elements of S bytes are whole 64-byte sectors: the
 // tile kernels' rule for their tile order (padded's grouped_aligned,

@@ -272,7 +272,7 @@ void launch_skew_tiles(const void* in, void* out, const Dims& d, cudaStream_t st
                        int origin = 0) {
   const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
   // The last tiles where last_origin puts them (any origin: rows at any offset).
-  const LastTile last{last_origin(d.rows, Cfg::TR, 1, origin), last_origin(d.cols, Cfg::TC, 1, origin)};
+  const LastTile last = last_tile(d, Cfg::TR, Cfg::TC, 1, origin);
   auto kernel = skew_kernel<Cfg>;
   if (Cfg::SMEM > kDefaultSmem)
     GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::SMEM)));

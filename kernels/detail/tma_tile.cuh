@@ -127,7 +127,6 @@ __device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
 __device__ __forceinline__ void fence_mbar_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
 #endif
 
-
 template <class P>
 __global__ void __launch_bounds__(P::BLOCK)
     padded_tma_kernel(const __grid_constant__ CUtensorMap tin, unsigned char* __restrict__ out, TmaGeom g) {

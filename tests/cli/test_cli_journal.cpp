@@ -199,14 +199,16 @@ TEST(Journal, RefusalsSayWhatToDo) {
   EXPECT_TRUE(holds_pattern(f, true));
   EXPECT_EQ(d.entries(), std::vector<std::string>{"m.raw"});
 
-  // A journal whose tiles need more than --host-mem: one line naming the
+  // A journal whose bands need more than --host-mem: one line naming the
   // --host-mem it needs, and with that it finishes.
   ASSERT_EQ(gtgen({f, "--shape", kShape, "--dtype", "f32", "--seed", std::to_string(kSeed), "--force"}).exit_code, 0);
   std::vector<std::string> big{f, "--in-place", "--engine", "cpu", "--host-mem", "64M"};
   big.insert(big.end(), kRaw.begin(), kRaw.end());
   ASSERT_TRUE(kill_once_journaled(big, journal)) << "the run ended before its journal was seen";
   std::vector<std::string> small = inplace_args(f, "cpu", true);
-  expect_error(gtranspose(small), 2, "832x832 tiles, which need --host-mem 35M");
+  // (A square in bands: 125 rows a band, ceil(2000 / 16).)
+  expect_error(gtranspose(small), 2, "moves bands of 125 rows");
+  expect_error(gtranspose(small), 2, ": resume with --host-mem ");
   EXPECT_TRUE(exists(journal));
   big.push_back("--resume");
   Result b = gtranspose(big);

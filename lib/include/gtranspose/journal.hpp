@@ -146,6 +146,20 @@ class InplaceStages : public InplaceWriter {
   // (plan_bands()): the journal makes each band's new content durable
   // before it is written back.
   virtual void band_step(InplaceMatrix& whole, const BandPlan& plan) = 0;
+  // A square's route (plan.hpp, SquareBandPlan): tile pairs through an
+  // engine, or bands of whole rows through the journal (square_bands()).
+  // either: a fresh run (bands where the budget holds one and no {tile}
+  // asks for tile pairs: execute_inplace_stages); bands: a resumed run of
+  // bands, whose rows required_block() gives; pairs: host memory, a resumed
+  // run of pairs.
+  enum class SquareRoute { pairs, bands, either };
+  virtual SquareRoute square_route() const { return SquareRoute::pairs; }
+  // The whole square in bands of `plan` (a resumed run first finishes the
+  // band in flight); ends the run.
+  virtual void square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
+    (void)whole, (void)plan;
+    throw Error(ErrorKind::internal, "this writer moves no bands");
+  }
   // Bytes moved so far by the stages no engine ran (the permutations, the bands), for the report.
   virtual std::uint64_t stage_bytes() const { return 0; }
 };

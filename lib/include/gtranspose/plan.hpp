@@ -362,6 +362,52 @@ constexpr std::uint64_t kBandMaxBytes = std::uint64_t(1) << 30;
 [[nodiscard]] BandPlan plan_bands(const Shape& s, std::size_t elem_size, std::uint64_t host_mem,
                                   std::uint64_t reserved, int threads);
 
+// Throws gt::Error(usage) for an option the engine of `caps` cannot use
+// (the CPU engine: {device_mem}, {streams}, {kernel}); plan_run() asks it,
+// and so does a run no engine plans (a square in bands).
+void check_applicable(const PlanRequest& req, const EngineCaps& caps);
+
+// A square in place on a file, in bands of whole rows (the journal's
+// square_bands(), inplace/journal_square.cpp), instead of tile pairs through
+// an engine. Band k of the output is column band k of the input: its blocks
+// (j, k) come from the journal (j < k: saved when band j was rewritten), from
+// band k itself (the diagonal) and from the matrix (j > k: still original).
+// Before band k is rewritten, its blocks (k, i), i >= k, go to the journal,
+// one t x t slot each; a slot is free again once band i is durable. So the
+// matrix is read and written in whole rows, and the journal in whole blocks,
+// where tile pairs write one side as pieces of a tile's width (a disk takes
+// 32 KiB pieces at a quarter of its sequential rate: PERF.md, run 187).
+//   host memory ({host_mem} less what the formats hold): two sets of the
+//   band as read and as it becomes (the next band is built while this one
+//   is written), two blocks (t x t slots); recovery uses the same.
+//   The journal writes the upper triangle, diagonal blocks included (about
+//   half the matrix); its file holds at most (k + 1)(n - k) slots, about a
+//   quarter of the matrix.
+struct SquareBandPlan {
+  std::uint64_t rows = 0;          // t: rows of a band (the last may hold fewer)
+  std::uint64_t bands = 0;         // n = ceil(N / t)
+  std::uint64_t slot_bytes = 0;    // a t x t block and its trailer, in the journal
+  std::uint64_t slots = 0;         // the journal's slots at its fullest
+  std::uint64_t buffer_bytes = 0;  // host memory in all
+  int threads = 1;                 // threads transposing and checksumming a band
+};
+// At least this many bands where the side allows: the journal's file then
+// holds about a quarter of the matrix ((n/2 + 1) n/2 slots of n^2).
+constexpr std::uint64_t kSquareBands = 16;
+// Bands of fewer rows than this (or than the side / kSquareBands) are too
+// many syscalls and syncs: such a budget keeps tile pairs.
+constexpr std::uint64_t kSquareBandMinRows = 256;
+// The band for an N x N square of es-byte elements (a resumed run: `rows`,
+// its journal's; else 0). nullopt where the budget (less `reserved`) holds
+// no band worth taking: the run takes tile pairs; a resumed run's band that
+// does not fit throws gt::Error(usage) naming the {host_mem} it needs.
+[[nodiscard]] std::optional<SquareBandPlan> plan_square_bands(std::uint64_t n, std::size_t elem_size,
+                                                              std::uint64_t host_mem, std::uint64_t reserved,
+                                                              int threads, std::uint64_t rows = 0);
+// The journal's slot for a t x t block: its bytes and a trailer, rounded to 4 KiB.
+constexpr std::uint64_t kSquareTrailerBytes = 64;
+[[nodiscard]] std::uint64_t square_slot_bytes(std::uint64_t rows, std::size_t elem_size);
+
 // The segment permutation of a rectangle's run: cycles of the P x Q
 // transpose cut into chains of at most chain_length moves, run `chains` at a
 // time (a group): the journal holds one segment per chain of the group
@@ -464,6 +510,9 @@ std::string rectangle_stages_text(const InplaceShape& shape);
 // threads permute its bands): bands, buffers, the journal's figures.
 [[nodiscard]] PlanSummary summarize_bands(const Shape& s, std::size_t elem_size, const InplaceShape& shape,
                                           const BandPlan& bands, std::uint64_t host_mem, std::uint64_t reserved);
+// A square in bands (SquareBandPlan): its plan as a user sees it.
+[[nodiscard]] PlanSummary summarize_square_bands(std::uint64_t n, std::size_t elem_size, const SquareBandPlan& bands,
+                                                 std::uint64_t host_mem, std::uint64_t reserved);
 // The journal's two header slots before its data (inplace/journal_internal.hpp).
 constexpr std::uint64_t kJournalHeaderBytes = 8192;
 

@@ -62,7 +62,7 @@ Journal::Journal(InplaceMatrix& m, const std::string& matrix_path, ResumeMode mo
   shape_ = plan_inplace_shape({id_.p.n, id_.cols}, m.describe());
   // The oldest version that holds the shape: a binary of version 2 can
   // still resume every shape it knew.
-  id_.p.version = shape_.kind == InplaceShape::general ? kVersion : kOldestVersion;
+  id_.p.version = shape_.kind == InplaceShape::general ? kGeneralVersion : kOldestVersion;
   stages_ = inplace_stages(shape_);
   if (mode == ResumeMode::fresh)
     check_fresh();

@@ -99,6 +99,7 @@ struct JournalView {
   std::uint64_t header_offset = 0;  // where that header copy lies
   std::uint64_t done = 0;
   bool has_prev = false, has_cur = false;
+  bool band = false;  // a band in flight (cur: the band; a square's: its diagonal block's slot)
   BatchView prev, cur;
 };
 JournalView read_journal_view(const std::string& journal);

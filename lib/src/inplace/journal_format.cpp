@@ -137,6 +137,7 @@ JournalView read_journal_view(const std::string& journal) {
   v.done = best->done;
   v.has_prev = best->p.phase & kHasPrev;
   v.has_cur = best->p.phase & kHasCur;
+  v.band = best->p.phase & kBand;
   v.prev = batch(best->prev);
   v.cur = batch(best->cur);
   return v;

@@ -49,7 +49,11 @@ constexpr char kMagic[8] = {'G', 'T', 'J', 'O', 'U', 'R', 'N', 'L'};
 // 2: data regions in turn, two syncs a batch, verified recovery.
 // 3: the same header; general shapes' band stages (kBand), the only
 //    journals written as version 3 (the others are still written as 2).
-constexpr std::uint32_t kVersion = 3;
+// 4: the same header; a square in bands of whole rows (journal_square.cpp),
+//    the only journals written as version 4.
+constexpr std::uint32_t kVersion = 4;
+constexpr std::uint32_t kGeneralVersion = 3;
+constexpr std::uint32_t kSquareVersion = 4;
 constexpr std::uint32_t kOldestVersion = 2;
 constexpr std::uint64_t kSlotBytes = 4096;
 constexpr std::uint64_t kDataOffset = 2 * kSlotBytes;
@@ -215,7 +219,7 @@ class Journal final : public InplaceStages {
     std::vector<StageStat> s{{"journal", secs_, bytes_}, {"journal sync", sync_secs_, 0},
                              {"matrix writes", matrix_secs_, 0}, {"matrix flush", flush_secs_, 0},
                              {"overlap wait", wait_secs_, 0}};
-    if (shape_.kind == InplaceShape::general)
+    if (shape_.kind == InplaceShape::general || square_banded_)
       s.insert(s.begin(), {{"band reads", band_read_secs_, moved_ / 2}, {"band permute", band_permute_secs_, 0}});
     return s;
   }
@@ -242,6 +246,9 @@ class Journal final : public InplaceStages {
   // A general shape's band stages (journal_bands.cpp).
   void band_step(InplaceMatrix& whole, const BandPlan& plan) override;
   std::uint64_t stage_bytes() const override { return moved_; }
+  // A square in bands of whole rows (journal_square.cpp).
+  SquareRoute square_route() const override;
+  void square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) override;
 
  private:
   template <class F>
@@ -310,6 +317,11 @@ class Journal final : public InplaceStages {
   // A band in flight: rewritten from the journal, or proven untouched or
   // complete by the matrix (journal_bands.cpp); sets start_.
   void recover_band(InplaceMatrix& whole);
+  // A square's band in flight (journal_square.cpp): complete, untouched or
+  // rebuilt from the journal; returns the band the run goes on with.
+  std::uint64_t recover_square(InplaceMatrix& whole, const SquareBandPlan& plan);
+  // Checks a resumed square's header (check_consistent's part for version 4).
+  bool square_consistent(const Header& h) const;
   [[noreturn]] void no_valid_header(std::uint64_t size) const;
   void check_consistent(const Header& h) const;
   bool data_valid(const BatchRecord& b);
@@ -348,6 +360,7 @@ class Journal final : public InplaceStages {
   // buffer of hundreds of MiB costs its page faults again (1.7 s a pass on
   // the 2-core VM for two 206 MiB buffers, zeroed).
   cpu::HostBuffer band_was_, band_now_;
+  bool square_banded_ = false;  // a square ran (or resumes) in bands
 };
 
 }  // namespace gt::journal_impl

@@ -41,6 +41,12 @@ void Journal::no_valid_header(std::uint64_t size) const {
 }
 
 void Journal::check_consistent(const Header& h) const {
+  if (h.p.version == kSquareVersion) {
+    if (!square_consistent(h))
+      throw Error(ErrorKind::input, path_ + " is damaged (its header does not describe a plan for " + matrix_ +
+                                        "): " + matrix_ + " cannot be finished from it; restore it from a copy");
+    return;
+  }
   const std::uint64_t side = shape_.side;
   const bool pairs_phase = h.p.phase & (kHasPrev | kHasCur);
   const bool band_phase = h.p.phase & kBand;
@@ -141,6 +147,13 @@ void Journal::resume(InplaceMatrix& m) {
   stage_ = resumed_stage_ = next_stage_ = h.stage;
   marked_ = !read_mark(matrix_).empty();
   const InplaceStage& st = stages_[h.stage];
+  if (h.p.version == kSquareVersion) {
+    // A square in bands: its band in flight is finished by square_bands(),
+    // with the run's band buffers.
+    square_banded_ = true;
+    start_ = h.done;
+    return;
+  }
   if (st.kind == InplaceStage::block && h.p.block) {
     plan_.emplace(PairGrid::with_block(shape_.side, h.p.block));
     for (const BatchRecord* b : {&h.prev, &h.cur}) {

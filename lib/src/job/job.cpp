@@ -156,9 +156,57 @@ void add_stage(RunReport& r, const RunReport& s) {
 
 }  // namespace
 
+namespace {
+
+// A square in bands of whole rows through the journal (plan.hpp,
+// SquareBandPlan): no engine runs, the CPU's threads transpose the bands.
+RunReport execute_square_bands(Engine& engine, InplaceMatrix& whole, InplaceStages& stages, const SquareBandPlan& sq,
+                               const RunOptions& opts) {
+  const MatrixInfo& info = whole.info();
+  check_applicable(plan_request(whole, stages, opts), engine.caps(opts, info.elem_size));
+  enter_stage(opts, "transpose in bands");
+  const auto t0 = Clock::now();
+  stages.square_bands(whole, sq);
+  RunReport r;
+  r.wall_s = seconds_between(t0, Clock::now());
+  add_writer_stats(r, stages);
+  r.plan = summarize_square_bands(info.shape.rows, info.elem_size, sq, opts.host_mem, whole.reserved_bytes());
+  r.engine = r.plan.engine;
+  r.kernel = "cpu-blocked";
+  r.threads = sq.threads;
+  r.tiles = sq.bands;
+  r.tile_shape = r.plan.tile;
+  r.host_mem_budget = r.plan.host_budget;
+  r.host_buffers = sq.buffer_bytes;
+  r.host_reserved = whole.reserved_bytes();
+  if (engine.kind() == EngineKind::cuda)
+    r.notes.push_back("the CPU's threads transpose a square's bands on a file: no GPU step, the disk bounds it");
+  r.mode = mode_name(RunMode::in_place);
+  r.shape = info.shape;
+  r.elem_size = info.elem_size;
+  r.bytes = info.bytes();
+  r.input = r.output = whole.describe();
+  return r;
+}
+
+}  // namespace
+
 RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceStages& stages, const RunOptions& opts) {
   const Shape shape = stages.shape();
-  if (shape.rows == shape.cols) return execute_inplace(engine, whole, stages, opts);
+  if (shape.rows == shape.cols) {
+    // Bands of whole rows (a resumed run of bands; a fresh run where the
+    // budget holds a band and no {tile} asks for tile pairs), else pairs.
+    const InplaceStages::SquareRoute route = stages.square_route();
+    if (route == InplaceStages::SquareRoute::bands ||
+        (route == InplaceStages::SquareRoute::either && !opts.tile_elems)) {
+      const std::optional<SquareBandPlan> sq =
+          plan_square_bands(shape.rows, whole.info().elem_size, opts.host_mem, whole.reserved_bytes(),
+                            cpu::resolve_threads(opts.threads),
+                            route == InplaceStages::SquareRoute::bands ? stages.required_block() : 0);
+      if (sq) return execute_square_bands(engine, whole, stages, *sq, opts);
+    }
+    return execute_inplace(engine, whole, stages, opts);
+  }
   const InplaceShape is = plan_inplace_shape(shape, whole.describe());
   const std::vector<InplaceStage> list = inplace_stages(is);
   const std::size_t es = whole.info().elem_size;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "engine/cpu/thread_pool.hpp"
 #include "formats/internal.hpp"
@@ -92,7 +93,15 @@ JobPreview preview_job(const JobOptions& opts) {
         throw Error(ErrorKind::usage, "{resume}: " + file + " has no journal, so no interrupted run to finish: drop {resume}");
       const InplaceShape is = plan_inplace_shape(info.shape, text);
       const EngineCaps caps = caps_of(nullptr, nullptr, info.elem_size);
-      if (is.kind == InplaceShape::general)
+      // A fresh square on a file takes bands of whole rows where the budget
+      // holds one and no {tile} asks for tile pairs (execute_inplace_stages).
+      std::optional<SquareBandPlan> sq;
+      if (is.kind == InplaceShape::square && !opts.run.tile_elems)
+        sq = plan_square_bands(info.shape.rows, info.elem_size, opts.run.host_mem, src->reserved_bytes(),
+                               cpu::resolve_threads(opts.run.threads));
+      if (sq)
+        pv.plan = summarize_square_bands(info.shape.rows, info.elem_size, *sq, opts.run.host_mem, src->reserved_bytes());
+      else if (is.kind == InplaceShape::general)
         pv.plan = summarize_bands(info.shape, info.elem_size, is,
                                   plan_bands(info.shape, info.elem_size, opts.run.host_mem, src->reserved_bytes(),
                                              cpu::resolve_threads(opts.run.threads)),
@@ -105,8 +114,8 @@ JobPreview preview_job(const JobOptions& opts) {
         notes.push_back(is.kind == InplaceShape::general
                             ? "resuming: the interrupted run's journal says where it goes on; its bands are planned "
                               "afresh, as shown"
-                            : "resuming: the interrupted run's journal fixes its tile size and where it goes on; the "
-                              "plan shown is a fresh run's");
+                            : "resuming: the interrupted run's journal fixes its route (bands or tile pairs), their "
+                              "size and where it goes on; the plan shown is a fresh run's");
       out_loc = in_loc;
     } else {
       if (!in_loc.path.empty()) refuse_if_pending(in_loc.path, "read");

@@ -114,6 +114,46 @@ BandPlan plan_bands(const Shape& s, std::size_t es, std::uint64_t host_mem, std:
   return p;
 }
 
+std::uint64_t square_slot_bytes(std::uint64_t rows, std::size_t es) {
+  const std::uint64_t b = checked_mul(checked_mul(rows, rows, "a band's block"), es, "a band's block");
+  return (b + kSquareTrailerBytes + 4095) / 4096 * 4096;
+}
+
+std::optional<SquareBandPlan> plan_square_bands(std::uint64_t n, std::size_t es, std::uint64_t host_mem,
+                                                std::uint64_t reserved, int threads, std::uint64_t rows) {
+  if (n == 0) return std::nullopt;
+  const std::uint64_t host = host_mem ? host_mem : default_host_budget();
+  const std::uint64_t room = host > reserved ? host - reserved : 0;
+  const std::uint64_t row = checked_mul(n, es, "a row");
+  // Two sets of two bands of t rows (the band written while the next is
+  // built) and two t x t blocks (with their trailers).
+  const auto need = [&](std::uint64_t t) { return 4 * t * row + 2 * square_slot_bytes(t, es); };
+  std::uint64_t t = rows;
+  if (t) {
+    if (t > n || need(t) > room)
+      throw Error(ErrorKind::usage, "the interrupted in-place run moves bands of " + std::to_string(t) +
+                                        " rows (four at once, with two blocks of " + std::to_string(t) + "x" +
+                                        std::to_string(t) + "), which need {host_mem} " +
+                                        size_text(need(std::min(t, n)) + reserved) + ", more than " + size_text(host) +
+                                        (reserved ? " (less " + size_text(reserved) + " the formats hold)" : "") +
+                                        ": resume with {host_mem} " + size_text(need(std::min(t, n)) + reserved) +
+                                        " or more");
+  } else {
+    const std::uint64_t want = std::max<std::uint64_t>(1, (n + kSquareBands - 1) / kSquareBands);
+    t = std::min(want, std::max<std::uint64_t>(1, kBandMaxBytes / row));
+    while (t > 1 && need(t) > room) t = t * 7 / 8;
+    if (need(t) > room || t < std::min(want, kSquareBandMinRows)) return std::nullopt;
+  }
+  SquareBandPlan p;
+  p.rows = t;
+  p.bands = (n + t - 1) / t;
+  p.slot_bytes = square_slot_bytes(t, es);
+  for (std::uint64_t k = 0; k < p.bands; ++k) p.slots = std::max(p.slots, (k + 1) * (p.bands - k));
+  p.buffer_bytes = need(t);
+  p.threads = std::max(1, threads);
+  return p;
+}
+
 PermuteRegion permute_region(const InplaceShape& s, std::uint64_t index) {
   // Segments of `side` elements. Tall, block i's row j (index i*side + j)
   // becomes the output's row j, segment i; wide, row j's segment i becomes
@@ -137,9 +177,6 @@ PermutePlan plan_permute(const InplaceShape& shape, std::size_t elem_size, std::
   return p;
 }
 
-namespace {
-
-
 // Options only a GPU uses, given to the CPU engine, would be accepted and
 // then ignored: refused instead, the same for every program.
 void check_applicable(const PlanRequest& req, const EngineCaps& caps) {
@@ -151,6 +188,8 @@ void check_applicable(const PlanRequest& req, const EngineCaps& caps) {
     throw Error(ErrorKind::usage, why + "it runs its own transposer, not the CUDA kernel '" + req.kernel +
                                       "': drop {kernel}, or run on a GPU with {engine} cuda");
 }
+
+namespace {
 
 // kMinTileElems and kFreeTiles (plan.hpp): a run of many tiny tiles takes
 // forever; refused with what would do.

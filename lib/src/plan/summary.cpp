@@ -101,6 +101,33 @@ std::string rectangle_stages_text(const InplaceShape& shape) {
   }
 }
 
+PlanSummary summarize_square_bands(std::uint64_t n, std::size_t es, const SquareBandPlan& bands, std::uint64_t host_mem,
+                                   std::uint64_t reserved) {
+  PlanSummary p;
+  p.engine = engine_name(EngineKind::cpu);
+  p.mode = mode_name(RunMode::in_place);
+  p.tile = {bands.rows, n};
+  p.tiles = bands.bands;
+  p.threads = bands.threads;
+  p.readers = p.writers = 1;
+  p.slots = 2;
+  p.slot_bytes = bands.rows * n * es;
+  p.staging = "bands of " + std::to_string(bands.rows) + " whole rows read into host buffers (" +
+              format_bytes(bands.buffer_bytes) + "), each written back as the transpose of its column band: " +
+              "its blocks above the diagonal journaled first";
+  p.host_budget = host_mem ? host_mem : default_host_budget();
+  p.host_peak = bands.buffer_bytes + reserved;
+  // The upper triangle, diagonal blocks included.
+  std::uint64_t bytes = 0;
+  for (std::uint64_t k = 0; k < bands.bands; ++k) {
+    const std::uint64_t h = std::min(bands.rows, n - k * bands.rows);
+    bytes += h * (n - k * bands.rows) * es;
+  }
+  p.journal_bytes = bytes;
+  p.journal_file_bytes = bands.slots * bands.slot_bytes + kJournalHeaderBytes;
+  return p;
+}
+
 PlanSummary summarize_bands(const Shape& s, std::size_t es, const InplaceShape& shape, const BandPlan& bands,
                             std::uint64_t host_mem, std::uint64_t reserved) {
   PlanSummary p;

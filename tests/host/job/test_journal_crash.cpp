@@ -50,8 +50,9 @@ TEST_P(JournalCrash, AtEveryPointThenResume) {
   // An uninterrupted run first: the plan is what the case says.
   const RunReport full = run_job(job_of(d, c, false));
   const bool general = is_general(c);
-  const BandPlan bands = general ? plan_bands(shape_of(c), c.es, budget_of(c), 0, 1) : BandPlan{};
-  if (general)
+  BandPlan bands = general ? plan_bands(shape_of(c), c.es, budget_of(c), 0, 1) : BandPlan{};
+  if (c.bands) bands.bands = (c.n + c.block - 1) / c.block;  // a square's bands of c.block rows
+  if (general || c.bands)
     ASSERT_EQ(full.tiles, bands.bands) << "the budget does not give the case's bands";
   else
     ASSERT_EQ(full.tile_shape.rows, c.block) << "the budget does not give the case's tiles";
@@ -77,7 +78,7 @@ TEST_P(JournalCrash, AtEveryPointThenResume) {
     resume_and_check(d, c, want, c.name + ", crash at point " + std::to_string(k));
     if (HasFatalFailure()) return;
   }
-  if (general) {
+  if (general || c.bands) {
     // Created, named, marked, begun; per band its data, header written and
     // synced, the band written, the matrix flushed; finish.
     EXPECT_GE(k, 4 + 5 * bands.bands) << "fewer protocol points than expected";
@@ -106,7 +107,7 @@ TEST_P(JournalCrash, DuringRecoveryToo) {
   // First crashes inside the second off-diagonal pair's batch (a general
   // shape: its second band), at each step.
   for (Point p : {Point::saved_synced, Point::b_tile, Point::a_tile, Point::matrix_flushed, Point::data_written}) {
-    if (is_general(c) && p == Point::a_tile) continue;  // bands have no tiles a
+    if ((is_general(c) || c.bands) && p == Point::a_tile) continue;  // bands have no tiles a
     write_file(file, pristine);
     ASSERT_EQ(in_child([&] { run_job(job_of(d, c, false)); }, crash_at_point(p, 1)), kCrashed);
     const Bytes m1 = file_bytes(file), j1 = file_bytes(journal);
@@ -141,7 +142,15 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"raw_f32_general_13x7", ".raw", 4, 13, 2, 0, 7},
                       Case{"npy_u16_general_12x18", ".npy", 2, 12, 3, 0, 18},
                       Case{"npy_c128_general_10x4", ".npy", 16, 10, 2, 0, 4},
-                      Case{"raw_u8_general_prime_17x11", ".raw", 1, 17, 1, 0, 11}),
+                      Case{"raw_u8_general_prime_17x11", ".raw", 1, 17, 1, 0, 11},
+                      // Squares in bands of whole rows (journal_square.cpp): c.block
+                      // rows a band, ceil(n / 16); the last band of n = 17 holds one row.
+                      Case{"raw_f32_n37_bands", ".raw", 4, 37, 3, 0, 0, true},
+                      Case{"npy_u8_n40_bands", ".npy", 1, 40, 3, 0, 0, true},
+                      Case{"npy_u16_n17_bands", ".npy", 2, 17, 2, 0, 0, true},
+                      Case{"raw_c128_n19_bands", ".raw", 16, 19, 2, 0, 0, true},
+                      Case{"h5_f64_n29_contiguous_bands", ".h5", 8, 29, 2, 0, 0, true},
+                      Case{"raw_f32_n1_bands", ".raw", 4, 1, 1, 0, 0, true}),
     // No compressed HDF5 dataset here: HDF5 moves a rewritten compressed
     // chunk and may reuse its old space before its chunk index reaches the
     // disk, so a kill can leave chunks no journal can repair (seen on the

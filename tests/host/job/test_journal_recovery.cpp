@@ -427,6 +427,98 @@ TEST(JournalJob, RefusalsAndMessages) {
   EXPECT_TRUE(read_matrix(d, c) == transposed_pattern_of(c));
 }
 
+// --- a square in bands of whole rows (journal_square.cpp) -------------------------
+
+// Band k's blocks and header durable, its rows then partly written (half
+// a row of its new content, as a power loss mid-write leaves it):
+// resume rebuilds the band from the journal and the matrix. A damaged copy
+// of its diagonal block is refused with the rows it concerns, the matrix and
+// the journal kept; the same damage where the band is still untouched starts
+// the band over.
+TEST(SquareBands, PartlyWrittenBandRebuiltOrRefusedWhereItsBlockIsDamaged) {
+  const Case c{"raw_f32_n40_bands", ".raw", 4, 40, 3, 0, 0, true};
+  Dir d;
+  const Bytes pristine = create(d, c), want = transposed_pattern_of(c);
+  const std::string file = file_of(d, c), journal = journal_path(file);
+  const std::uint64_t row = c.n * c.es, t = c.block;
+  for (std::uint64_t k : {0, 2, 13}) {  // 13: the last band, of one row
+    const std::string what = "band " + std::to_string(k);
+    const journal_detail::JournalView v = stop_at(d, c, pristine, Point::saved_synced, k);
+    ASSERT_TRUE(v.band) << what;
+    ASSERT_EQ(v.cur.first, k) << what;
+    const Bytes m1 = file_bytes(file), j1 = file_bytes(journal);
+    const std::uint64_t last = std::min(c.n, (k + 1) * t) - 1;
+    ASSERT_TRUE(std::equal(m1.begin() + std::ptrdiff_t(k * t * row), m1.begin() + std::ptrdiff_t((last + 1) * row),
+                           pristine.begin() + std::ptrdiff_t(k * t * row)))
+        << what << ": its rows changed before its header was durable";
+    Bytes partial = m1;
+    std::copy(want.begin() + std::ptrdiff_t(k * t * row), want.begin() + std::ptrdiff_t(k * t * row + row / 2),
+              partial.begin() + std::ptrdiff_t(k * t * row));
+    // Rebuilt from the journal's blocks and the bands after it.
+    write_file(file, partial);
+    resume_and_check(d, c, want, what + ", partly written");
+    if (HasFatalFailure()) return;
+    // Its diagonal block damaged: refused, naming the band's rows.
+    write_file(file, partial);
+    write_file(journal, j1);
+    flip_byte(journal, v.cur.offset + 5);
+    expect_damaged(d, c, "rows " + std::to_string(k * t) + "-" + std::to_string(last) + " of ", what);
+    // The same damage, the band untouched: it starts over.
+    write_file(file, m1);
+    resume_and_check(d, c, want, what + ", untouched, damaged block");
+    if (HasFatalFailure()) return;
+  }
+}
+
+// A square takes bands where its budget holds one, and tile pairs where
+// {tile} asks for them or the budget is too small for a band; a resumed run
+// keeps its journal's route and band, whatever the budget or {tile} now say.
+TEST(SquareBands, RouteByBudgetAndTileKeptOnResume) {
+  const Case c{"raw_u16_n64_bands", ".raw", 2, 64, 4, 0, 0, true};
+  Dir d;
+  const Bytes pristine = create(d, c), want = transposed_pattern_of(c);
+  JobOptions o = job_of(d, c, false);
+  RunReport r = run_job(o);
+  EXPECT_EQ(r.tile_shape.rows, 4u);
+  EXPECT_EQ(r.tile_shape.cols, 64u);
+  EXPECT_EQ(r.tiles, 16u);
+  EXPECT_NE(r.plan.staging.find("bands of 4 whole rows"), std::string::npos) << r.plan.staging;
+  EXPECT_TRUE(read_matrix(d, c) == want);
+  o.run.tile_elems = 8 * 8;  // {tile}: tile pairs
+  r = run_job(o);
+  EXPECT_EQ(r.tile_shape.rows, r.tile_shape.cols);
+  EXPECT_EQ(r.plan.staging.find("bands of"), std::string::npos) << r.plan.staging;
+  EXPECT_TRUE(read_matrix(d, c) == pristine);
+  o.run.tile_elems = 0;
+  o.run.host_mem = 4096;  // no band fits: tile pairs
+  r = run_job(o);
+  EXPECT_EQ(r.plan.staging.find("bands of"), std::string::npos) << r.plan.staging;
+  EXPECT_TRUE(read_matrix(d, c) == want);
+  // Interrupted in its third band, resumed with {tile} and a larger budget:
+  // still bands of 4 rows.
+  write_file(file_of(d, c), pristine);
+  ASSERT_EQ(in_child([&] { run_job(job_of(d, c, false)); }, crash_at_point(Point::b_tile, 2)), kCrashed);
+  JobOptions again = job_of(d, c, true);
+  again.run.tile_elems = 8 * 8;
+  again.run.host_mem = 64 << 20;
+  r = run_job(again);
+  EXPECT_EQ(r.tile_shape.rows, 4u);
+  EXPECT_NE(r.plan.staging.find("bands of 4 whole rows"), std::string::npos) << r.plan.staging;
+  EXPECT_TRUE(read_matrix(d, c) == want);
+  EXPECT_FALSE(exists(journal_path(file_of(d, c))));
+  // A resumed run's band that the budget cannot hold: refused, naming the
+  // {host_mem} that would do, the journal kept.
+  write_file(file_of(d, c), pristine);
+  ASSERT_EQ(in_child([&] { run_job(job_of(d, c, false)); }, crash_at_point(Point::b_tile, 2)), kCrashed);
+  JobOptions small = job_of(d, c, true);
+  small.run.host_mem = 1024;
+  const Error e = catch_error([&] { run_job(small); });
+  EXPECT_EQ(e.kind(), ErrorKind::usage) << e.what();
+  EXPECT_NE(std::string(e.what()).find("bands of 4 rows"), std::string::npos) << e.what();
+  EXPECT_TRUE(exists(journal_path(file_of(d, c))));
+  resume_and_check(d, c, want, "resumed with the case's budget");
+}
+
 TEST(JournalJob, PlainWriterWritesAndFlushes) {
   // Without a journal the engine writes straight to the matrix, once per element, and flushes once.
   Dir d;

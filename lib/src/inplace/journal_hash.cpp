@@ -118,7 +118,6 @@ const char* barrier_name(Barrier b) {
 void set_skipped_barrier(Barrier b) { g_skipped.store(int(b)); }
 void set_xattrs_unsupported(bool on) { g_no_xattrs.store(on); }
 
-
 }  // namespace journal_detail
 
 namespace journal_impl {

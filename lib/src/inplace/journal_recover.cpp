@@ -41,7 +41,7 @@ void Journal::no_valid_header(std::uint64_t size) const {
 }
 
 void Journal::check_consistent(const Header& h) const {
-  if (h.p.version == kSquareVersion) {
+  if (h.p.version == kSquareVersion && h.stage < stages_.size() && stages_[h.stage].kind == InplaceStage::block) {
     if (!square_consistent(h))
       throw Error(ErrorKind::input, path_ + " is damaged (its header does not describe a plan for " + matrix_ +
                                         "): " + matrix_ + " cannot be finished from it; restore it from a copy");
@@ -52,7 +52,8 @@ void Journal::check_consistent(const Header& h) const {
   const bool band_phase = h.p.phase & kBand;
   bool ok = h.stage < stages_.size() && (h.p.phase & ~(kHasPrev | kHasCur | kPermute | kBand)) == 0 &&
             int(pairs_phase) + int(bool(h.p.phase & kPermute)) + int(band_phase) <= 1;
-  if (ok && h.p.block)
+  // (A version 4 header after a block in bands keeps that block's bands there.)
+  if (ok && h.p.block && h.p.version != kSquareVersion)
     ok = h.p.block <= side && h.p.pairs == PairGrid::with_block(side, h.p.block).count() && h.done <= h.p.pairs;
   const auto batch_ok = [&](const BatchRecord& b) {
     return h.p.block && b.count >= 1 && b.first <= h.p.pairs && b.count <= h.p.pairs - b.first &&
@@ -147,9 +148,9 @@ void Journal::resume(InplaceMatrix& m) {
   stage_ = resumed_stage_ = next_stage_ = h.stage;
   marked_ = !read_mark(matrix_).empty();
   const InplaceStage& st = stages_[h.stage];
-  if (h.p.version == kSquareVersion) {
-    // A square in bands: its band in flight is finished by square_bands(),
-    // with the run's band buffers.
+  if (h.p.version == kSquareVersion && st.kind == InplaceStage::block) {
+    // A square (block) in bands: its band in flight is finished by
+    // square_bands(), with the run's band buffers.
     square_banded_ = true;
     start_ = h.done;
     return;

@@ -119,28 +119,30 @@ constexpr int kReadThreads = 8;
 }  // namespace
 
 InplaceStages::SquareRoute Journal::square_route() const {
-  if (shape_.kind != InplaceShape::square || stages_.size() != 1) return SquareRoute::pairs;
+  if (shape_.kind == InplaceShape::general) return SquareRoute::pairs;  // no square blocks
   if (resumed_) return h_.p.version == kSquareVersion ? SquareRoute::bands : SquareRoute::pairs;
   return SquareRoute::either;
 }
 
 bool Journal::square_consistent(const Header& h) const {
-  const std::uint64_t N = h.p.n, t = h.p.block;
-  if (N != h.cols || shape_.kind != InplaceShape::square || h.stage != 0 || t == 0 || t > N ||
-      h.p.pairs != (N + t - 1) / t || h.done > h.p.pairs || (h.p.phase & ~kBand) != 0)
+  const std::uint64_t N = shape_.side, t = h.p.block;
+  if (shape_.kind == InplaceShape::general || h.stage >= stages_.size() ||
+      stages_[h.stage].kind != InplaceStage::block || t == 0 || t > N || h.p.pairs != (N + t - 1) / t ||
+      h.done > h.p.pairs || (h.p.phase & ~kBand) != 0)
     return false;
   if (!(h.p.phase & kBand)) return h.done == 0;  // create()'s header
   const std::uint64_t k = h.cur.first, rows = std::min(t, N - k * t);
-  return k == h.done && k < h.p.pairs && h.cur.count == 1 && h.cur.offset >= kDataOffset &&
-         h.saved.bytes == rows * N * h.p.elem_size;
+  return k == h.done && k < h.p.pairs && h.cur.count == 1 && h.saved.offset >= kDataOffset &&
+         h.cur.offset >= h.saved.offset && h.saved.bytes == rows * N * h.p.elem_size;
 }
 
 void Journal::square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
-  const std::uint64_t N = id_.p.n;
+  // The square: the matrix, or a rectangle's block stage (a view of it).
+  const std::uint64_t N = whole.info().shape.rows;
   const std::size_t es = id_.p.elem_size;
   const std::uint64_t t = plan.rows, n = plan.bands;
-  if (N != id_.cols || square_route() == SquareRoute::pairs || t == 0 || n != (N + t - 1) / t ||
-      (resumed_ && h_.p.block != t))
+  if (N != whole.info().shape.cols || N != shape_.side || stages_[stage_].kind != InplaceStage::block ||
+      square_route() == SquareRoute::pairs || t == 0 || n != (N + t - 1) / t || (resuming() && h_.p.block != t))
     throw Error(ErrorKind::internal, "journal: square bands of " + std::to_string(t) + " rows do not fit this run");
   square_banded_ = true;
   const int threads = plan.threads;
@@ -156,7 +158,20 @@ void Journal::square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
   unsigned char* const save_blk = blk_buf[0].data();  // the journal side's
   unsigned char* const build_blk = blk_buf[1].data();
   const auto rows_of = [&](std::uint64_t k) { return std::min(t, N - k * t); };
-  const auto slot_at = [&](std::uint64_t s) { return kDataOffset + s * plan.slot_bytes; };
+  // Where the stage's slots begin (every header of it records it): a band
+  // in flight's, else past what the durable header still needs (a
+  // rectangle's permutation saved before this block: its group is redone
+  // from there until this stage's first header replaces that one).
+  std::uint64_t base = kDataOffset;
+  if (resuming() && (h_.p.phase & kBand)) {
+    base = h_.saved.offset;
+  } else {
+    if (h_.p.phase & kPermute) base = std::max(base, h_.saved.offset + h_.saved.bytes);
+    if (h_.p.phase & kHasPrev) base = std::max(base, h_.prev.offset + h_.prev.bytes);
+    if (h_.p.phase & kHasCur) base = std::max(base, h_.cur.offset + h_.cur.bytes);
+    base = (base + 4095) / 4096 * 4096;
+  }
+  const auto slot_at = [&](std::uint64_t s) { return base + s * plan.slot_bytes; };
   // Matrix writes in pieces of about this many bytes, each one's write-back
   // started at once, so the flush waits for the tail only.
   constexpr std::uint64_t kPiece = std::uint64_t(64) << 20;
@@ -246,9 +261,9 @@ void Journal::square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
     hit(Point::b_tile);
   };
 
-  std::uint64_t k0 = resumed_ ? h_.done : 0;
+  std::uint64_t k0 = resuming() ? h_.done : 0;
   for (std::uint64_t k = 0; k < k0; ++k) slots.take(k);
-  if (resumed_ && (h_.p.phase & kBand)) {
+  if (resuming() && (h_.p.phase & kBand)) {
     // The band in flight: every decision before any write.
     const std::uint64_t k = h_.cur.first, h = rows_of(k), bytes = h * N * es;
     unsigned char* was = was_buf[0].data();
@@ -308,10 +323,10 @@ void Journal::square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
     if (ahead && k + 1 < n) builder = std::thread(build_next);
     // The journal starts here, after its buffers and its first band's
     // build: a failure before leaves no journal behind.
-    if (!created_) {
-      id_.p.version = kSquareVersion;
-      create(t, n);
-    }
+    // A rectangle's journal may exist from its stages before (as version
+    // 2): its headers say version 4 from the first band on.
+    id_.p.version = kSquareVersion;
+    if (!created_) create(t, n);
     // Band k's blocks (k, i), i >= k, each with its trailer.
     BatchRecord rec{}, out{};
     std::vector<std::uint64_t> sums;
@@ -345,9 +360,13 @@ void Journal::square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
     rec.a_sum = cur.a_sum;
     out.first = k;
     out.count = 1;
+    out.offset = base;  // the slots' start, not data of this record
     out.bytes = bytes;
     out.data_sum = cur.out_sum;
     Header hd = h_;
+    hd.p.version = kSquareVersion;
+    hd.p.block = t;
+    hd.p.pairs = n;
     hd.p.phase = kBand;
     hd.stage = stage_;
     hd.done = k;
@@ -371,7 +390,9 @@ void Journal::square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
   }
   hit(Point::finish_flushed);
   next_stage_ = stage_ + 1;
-  remove();
+  // A square's one stage ends the run; a rectangle's next stage goes on
+  // from the header just written (its block's bands all durable).
+  if (stages_.size() == 1) remove();
 }
 
 }  // namespace gt::journal_impl

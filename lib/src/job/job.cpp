@@ -158,6 +158,19 @@ void add_stage(RunReport& r, const RunReport& s) {
 
 namespace {
 
+// Bands of whole rows for a square (a rectangle's square blocks) of `side`:
+// a resumed run of bands; a fresh run where the budget holds a band and no
+// {tile} asks for tile pairs. nullopt: tile pairs through the engine.
+std::optional<SquareBandPlan> band_route(const InplaceStages& stages, std::uint64_t side, const InplaceMatrix& whole,
+                                         const RunOptions& opts) {
+  const InplaceStages::SquareRoute route = stages.square_route();
+  if (route == InplaceStages::SquareRoute::pairs || (route == InplaceStages::SquareRoute::either && opts.tile_elems))
+    return std::nullopt;
+  return plan_square_bands(side, whole.info().elem_size, opts.host_mem, whole.reserved_bytes(),
+                           cpu::resolve_threads(opts.threads),
+                           route == InplaceStages::SquareRoute::bands ? stages.required_block() : 0);
+}
+
 // A square in bands of whole rows through the journal (plan.hpp,
 // SquareBandPlan): no engine runs, the CPU's threads transpose the bands.
 RunReport execute_square_bands(Engine& engine, InplaceMatrix& whole, InplaceStages& stages, const SquareBandPlan& sq,
@@ -165,11 +178,12 @@ RunReport execute_square_bands(Engine& engine, InplaceMatrix& whole, InplaceStag
   const MatrixInfo& info = whole.info();
   check_applicable(plan_request(whole, stages, opts), engine.caps(opts, info.elem_size));
   enter_stage(opts, "transpose in bands");
+  RunReport r;
+  r.host_rss_start = current_rss_bytes();
   const auto t0 = Clock::now();
   stages.square_bands(whole, sq);
-  RunReport r;
-  r.wall_s = seconds_between(t0, Clock::now());
   add_writer_stats(r, stages);
+  end_report(r, seconds_between(t0, Clock::now()));  // the bottleneck, the overlap, the peak memory
   r.plan = summarize_square_bands(info.shape.rows, info.elem_size, sq, opts.host_mem, whole.reserved_bytes());
   r.engine = r.plan.engine;
   r.kernel = "cpu-blocked";
@@ -194,17 +208,8 @@ RunReport execute_square_bands(Engine& engine, InplaceMatrix& whole, InplaceStag
 RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceStages& stages, const RunOptions& opts) {
   const Shape shape = stages.shape();
   if (shape.rows == shape.cols) {
-    // Bands of whole rows (a resumed run of bands; a fresh run where the
-    // budget holds a band and no {tile} asks for tile pairs), else pairs.
-    const InplaceStages::SquareRoute route = stages.square_route();
-    if (route == InplaceStages::SquareRoute::bands ||
-        (route == InplaceStages::SquareRoute::either && !opts.tile_elems)) {
-      const std::optional<SquareBandPlan> sq =
-          plan_square_bands(shape.rows, whole.info().elem_size, opts.host_mem, whole.reserved_bytes(),
-                            cpu::resolve_threads(opts.threads),
-                            route == InplaceStages::SquareRoute::bands ? stages.required_block() : 0);
-      if (sq) return execute_square_bands(engine, whole, stages, *sq, opts);
-    }
+    if (const std::optional<SquareBandPlan> sq = band_route(stages, shape.rows, whole, opts))
+      return execute_square_bands(engine, whole, stages, *sq, opts);
     return execute_inplace(engine, whole, stages, opts);
   }
   const InplaceShape is = plan_inplace_shape(shape, whole.describe());
@@ -237,6 +242,27 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
     if (st.kind == InplaceStage::block) {
       enter_stage(opts, "transpose block " + std::to_string(st.index + 1) + " of " + std::to_string(is.blocks));
       const auto view = block_view(whole, is, st.index);
+      if (const std::optional<SquareBandPlan> sq = band_route(stages, is.side, whole, opts)) {
+        if (first) {
+          check_applicable(plan_request(*view, stages, opts), engine.caps(opts, whole.info().elem_size));
+          r.plan = summarize_square_bands(is.side, whole.info().elem_size, *sq, opts.host_mem, whole.reserved_bytes());
+          r.engine = r.plan.engine;
+          r.kernel = "cpu-blocked";
+          r.threads = sq->threads;
+          r.tile_shape = r.plan.tile;
+          r.host_mem_budget = r.plan.host_budget;
+          r.host_buffers = sq->buffer_bytes;
+          r.host_reserved = whole.reserved_bytes();
+          if (engine.kind() == EngineKind::cuda)
+            r.notes.push_back("the CPU's threads transpose the blocks' bands on a file: no GPU step, the disk bounds it");
+          first = false;
+        }
+        const auto t0 = Clock::now();
+        stages.square_bands(*view, *sq);
+        r.wall_s += seconds_between(t0, Clock::now());
+        r.tiles += sq->bands;
+        continue;
+      }
       const RunPlan plan = plan_run(plan_request(*view, stages, opts), engine.caps(opts, whole.info().elem_size));
       const RunReport b = engine.run_inplace(*view, stages, plan, opts);
       if (first) {  // the engine's side of the report; times and stages add up below

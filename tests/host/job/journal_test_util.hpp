@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <numeric>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -58,9 +59,10 @@ struct Case {
   std::uint64_t block = 8;  // the tile side the CPU engine's budget gives
   std::uint64_t chunk = 0;  // HDF5: chunk side (0: contiguous), no filters
   std::uint64_t cols = 0;   // a rectangle's columns (n its rows); 0: square
-  // A square in bands of whole rows (plan.hpp, SquareBandPlan): `block` is
-  // then a band's rows (ceil(n / kSquareBands) takes a budget that holds
-  // exactly it). Other squares take tile pairs ({tile} given).
+  // A square (a rectangle's square blocks) in bands of whole rows (plan.hpp,
+  // SquareBandPlan): `block` is then a band's rows (ceil(side /
+  // kSquareBands) takes a budget that holds exactly it). Other squares take
+  // tile pairs ({tile} given).
   bool bands = false;
   // A general shape (plan_inplace_shape: InplaceShape::general) has no
   // tiles: `block` is then how many of its longer side's rows or columns a
@@ -142,7 +144,10 @@ inline bool is_general(const Case& c) {
 // shape, two band buffers of c.block lines of its longer side.
 inline std::uint64_t budget_of(const Case& c) {
   if (is_general(c)) return 2 * c.block * std::max(c.n, cols_of(c)) * c.es;
-  if (c.bands) return 4 * c.block * c.n * c.es + 2 * square_slot_bytes(c.block, c.es);
+  if (c.bands) {
+    const std::uint64_t side = std::gcd(c.n, cols_of(c));  // the square blocks'
+    return 4 * c.block * side * c.es + 2 * square_slot_bytes(c.block, c.es);
+  }
   std::uint64_t b = cpu_journaled_buffers(journal_batches_kept(kJournalGroup)) * c.block * c.block * c.es;
   if (c.chunk) b += std::min(c.chunk, c.n) * std::min(c.chunk + 2, cols_of(c)) * c.es;
   return b;
@@ -156,8 +161,9 @@ inline JobOptions job_of(const Dir& d, const Case& c, bool resume) {
   o.open = open_of(c);
   o.engine = EngineChoice::cpu;
   o.run.host_mem = budget_of(c);
-  // A square takes tile pairs of the case's side unless it is a case of bands.
-  if (!c.bands && !c.cols) o.run.tile_elems = c.block * c.block;
+  // Squares and square blocks take tile pairs of the case's side unless it
+  // is a case of bands.
+  if (!c.bands && !is_general(c)) o.run.tile_elems = c.block * c.block;
   o.run.threads = 1;  // no thread pool in the parent: the children are forked from it
   return o;
 }

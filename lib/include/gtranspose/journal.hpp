@@ -23,7 +23,11 @@
 //      journal data is written (its region is the one batch N-2 used, whose
 //      tiles b the flush before this one made durable).
 // finish() writes the last tiles b the same way, flushes, and removes the
-// journal. A general shape's bands (no pairs) have a protocol of their own,
+// journal. A square on a file (and a rectangle's square block) usually goes
+// another way, with no engine: in bands of whole rows, each band's blocks
+// right of the diagonal journaled before it is rewritten
+// (inplace/journal_square.cpp, plan.hpp SquareBandPlan); tile pairs remain
+// for {tile}, a budget that holds no band and host memory. A general shape's bands (no pairs) have a protocol of their own,
 // two syncs a band: inplace/journal_bands.cpp. Two syncs a batch, every one of them needed: the power-loss test
 // removes each in turn and shows a crash that then loses data.
 //

@@ -510,9 +510,11 @@ std::string rectangle_stages_text(const InplaceShape& shape);
 // threads permute its bands): bands, buffers, the journal's figures.
 [[nodiscard]] PlanSummary summarize_bands(const Shape& s, std::size_t elem_size, const InplaceShape& shape,
                                           const BandPlan& bands, std::uint64_t host_mem, std::uint64_t reserved);
-// A square in bands (SquareBandPlan): its plan as a user sees it.
+// A square in bands (SquareBandPlan), or `blocks` square blocks of side n:
+// the plan as a user sees it.
 [[nodiscard]] PlanSummary summarize_square_bands(std::uint64_t n, std::size_t elem_size, const SquareBandPlan& bands,
-                                                 std::uint64_t host_mem, std::uint64_t reserved);
+                                                 std::uint64_t host_mem, std::uint64_t reserved,
+                                                 std::uint64_t blocks = 1);
 // The journal's two header slots before its data (inplace/journal_internal.hpp).
 constexpr std::uint64_t kJournalHeaderBytes = 8192;
 

@@ -245,7 +245,8 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
       if (const std::optional<SquareBandPlan> sq = band_route(stages, is.side, whole, opts)) {
         if (first) {
           check_applicable(plan_request(*view, stages, opts), engine.caps(opts, whole.info().elem_size));
-          r.plan = summarize_square_bands(is.side, whole.info().elem_size, *sq, opts.host_mem, whole.reserved_bytes());
+          r.plan = summarize_square_bands(is.side, whole.info().elem_size, *sq, opts.host_mem, whole.reserved_bytes(),
+                                          is.blocks);
           r.engine = r.plan.engine;
           r.kernel = "cpu-blocked";
           r.threads = sq->threads;

@@ -93,14 +93,16 @@ JobPreview preview_job(const JobOptions& opts) {
         throw Error(ErrorKind::usage, "{resume}: " + file + " has no journal, so no interrupted run to finish: drop {resume}");
       const InplaceShape is = plan_inplace_shape(info.shape, text);
       const EngineCaps caps = caps_of(nullptr, nullptr, info.elem_size);
-      // A fresh square on a file takes bands of whole rows where the budget
-      // holds one and no {tile} asks for tile pairs (execute_inplace_stages).
+      // A fresh square (a rectangle's square blocks) on a file takes bands of
+      // whole rows where the budget holds one and no {tile} asks for tile
+      // pairs (job.cpp, band_route).
       std::optional<SquareBandPlan> sq;
-      if (is.kind == InplaceShape::square && !opts.run.tile_elems)
-        sq = plan_square_bands(info.shape.rows, info.elem_size, opts.run.host_mem, src->reserved_bytes(),
+      if (is.kind != InplaceShape::general && !opts.run.tile_elems)
+        sq = plan_square_bands(is.side, info.elem_size, opts.run.host_mem, src->reserved_bytes(),
                                cpu::resolve_threads(opts.run.threads));
       if (sq)
-        pv.plan = summarize_square_bands(info.shape.rows, info.elem_size, *sq, opts.run.host_mem, src->reserved_bytes());
+        pv.plan = summarize_square_bands(is.side, info.elem_size, *sq, opts.run.host_mem, src->reserved_bytes(),
+                                         is.blocks);
       else if (is.kind == InplaceShape::general)
         pv.plan = summarize_bands(info.shape, info.elem_size, is,
                                   plan_bands(info.shape, info.elem_size, opts.run.host_mem, src->reserved_bytes(),

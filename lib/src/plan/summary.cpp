@@ -102,12 +102,13 @@ std::string rectangle_stages_text(const InplaceShape& shape) {
 }
 
 PlanSummary summarize_square_bands(std::uint64_t n, std::size_t es, const SquareBandPlan& bands, std::uint64_t host_mem,
-                                   std::uint64_t reserved) {
+                                   std::uint64_t reserved, std::uint64_t blocks) {
   PlanSummary p;
   p.engine = engine_name(EngineKind::cpu);
+  p.kernel = "cpu-blocked";
   p.mode = mode_name(RunMode::in_place);
   p.tile = {bands.rows, n};
-  p.tiles = bands.bands;
+  p.tiles = bands.bands * blocks;
   p.threads = bands.threads;
   p.readers = p.writers = 1;
   p.slots = 2;
@@ -123,7 +124,7 @@ PlanSummary summarize_square_bands(std::uint64_t n, std::size_t es, const Square
     const std::uint64_t h = std::min(bands.rows, n - k * bands.rows);
     bytes += h * (n - k * bands.rows) * es;
   }
-  p.journal_bytes = bytes;
+  p.journal_bytes = bytes * blocks;
   p.journal_file_bytes = bands.slots * bands.slot_bytes + kJournalHeaderBytes;
   return p;
 }

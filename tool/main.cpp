@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   app.add_option("--device-mem", device_mem, "device memory budget, e.g. 2G (default: half the free memory, <= 4 GiB)");
   app.add_option("--tile", tile,
                  "elements per tile, overriding the planner (K/M/G suffixes); a square in place on a file then "
-                 "moves in tile pairs instead of bands of whole rows");
+                 "moves in tile pairs, not in bands of whole rows");
   app.add_option("--chunk", chunk, "deprecated: the old name of --tile")->group("");
   app.add_option("--threads", threads, "CPU threads (default: all cores)");
   app.add_option("--streams", streams, "CUDA streams (default: the engine's)");

@@ -23,11 +23,11 @@
 //      journal data is written (its region is the one batch N-2 used, whose
 //      tiles b the flush before this one made durable).
 // finish() writes the last tiles b the same way, flushes, and removes the
-// journal. A square on a file (and a rectangle's square block) usually goes
-// another way, with no engine: in bands of whole rows, each band's blocks
-// right of the diagonal journaled before it is rewritten
+// journal. On the CPU engine a square on a file (and a rectangle's square
+// block) goes another way, with no engine: in bands of whole rows, each
+// band's blocks right of the diagonal journaled before it is rewritten
 // (inplace/journal_square.cpp, plan.hpp SquareBandPlan); tile pairs remain
-// for {tile}, a budget that holds no band and host memory. A general shape's bands (no pairs) have a protocol of their own,
+// for the CUDA engine, {tile}, a budget that holds no band and host memory. A general shape's bands (no pairs) have a protocol of their own,
 // two syncs a band: inplace/journal_bands.cpp. Two syncs a batch, every one of them needed: the power-loss test
 // removes each in turn and shows a crash that then loses data.
 //
@@ -152,8 +152,8 @@ class InplaceStages : public InplaceWriter {
   virtual void band_step(InplaceMatrix& whole, const BandPlan& plan) = 0;
   // A square's route (plan.hpp, SquareBandPlan): tile pairs through an
   // engine, or bands of whole rows through the journal (square_bands()).
-  // either: a fresh run (bands where the budget holds one and no {tile}
-  // asks for tile pairs: execute_inplace_stages); bands: a resumed run of
+  // either: a fresh run (bands on the CPU engine where the budget holds one
+  // and no {tile} asks for tile pairs: job.cpp, band_route); bands: a resumed run of
   // bands, whose rows required_block() gives; pairs: host memory, a resumed
   // run of pairs.
   enum class SquareRoute { pairs, bands, either };

@@ -159,12 +159,14 @@ void add_stage(RunReport& r, const RunReport& s) {
 namespace {
 
 // Bands of whole rows for a square (a rectangle's square blocks) of `side`:
-// a resumed run of bands; a fresh run where the budget holds a band and no
-// {tile} asks for tile pairs. nullopt: tile pairs through the engine.
+// a resumed run of bands; a fresh run on the CPU engine where the budget
+// holds a band and no {tile} asks for tile pairs. nullopt: tile pairs
+// through the engine (the CUDA engine's runs its kernel, as asked).
 std::optional<SquareBandPlan> band_route(const InplaceStages& stages, std::uint64_t side, const InplaceMatrix& whole,
-                                         const RunOptions& opts) {
+                                         const RunOptions& opts, const Engine& engine) {
   const InplaceStages::SquareRoute route = stages.square_route();
-  if (route == InplaceStages::SquareRoute::pairs || (route == InplaceStages::SquareRoute::either && opts.tile_elems))
+  if (route == InplaceStages::SquareRoute::pairs ||
+      (route == InplaceStages::SquareRoute::either && (opts.tile_elems || engine.kind() != EngineKind::cpu)))
     return std::nullopt;
   return plan_square_bands(side, whole.info().elem_size, opts.host_mem, whole.reserved_bytes(),
                            cpu::resolve_threads(opts.threads),
@@ -194,7 +196,8 @@ RunReport execute_square_bands(Engine& engine, InplaceMatrix& whole, InplaceStag
   r.host_buffers = sq.buffer_bytes;
   r.host_reserved = whole.reserved_bytes();
   if (engine.kind() == EngineKind::cuda)
-    r.notes.push_back("the CPU's threads transpose a square's bands on a file: no GPU step, the disk bounds it");
+    r.notes.push_back("resumed in bands of whole rows, as the interrupted run began: the CPU's threads transpose "
+                      "them, no GPU step");
   r.mode = mode_name(RunMode::in_place);
   r.shape = info.shape;
   r.elem_size = info.elem_size;
@@ -208,7 +211,7 @@ RunReport execute_square_bands(Engine& engine, InplaceMatrix& whole, InplaceStag
 RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceStages& stages, const RunOptions& opts) {
   const Shape shape = stages.shape();
   if (shape.rows == shape.cols) {
-    if (const std::optional<SquareBandPlan> sq = band_route(stages, shape.rows, whole, opts))
+    if (const std::optional<SquareBandPlan> sq = band_route(stages, shape.rows, whole, opts, engine))
       return execute_square_bands(engine, whole, stages, *sq, opts);
     return execute_inplace(engine, whole, stages, opts);
   }
@@ -242,7 +245,7 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
     if (st.kind == InplaceStage::block) {
       enter_stage(opts, "transpose block " + std::to_string(st.index + 1) + " of " + std::to_string(is.blocks));
       const auto view = block_view(whole, is, st.index);
-      if (const std::optional<SquareBandPlan> sq = band_route(stages, is.side, whole, opts)) {
+      if (const std::optional<SquareBandPlan> sq = band_route(stages, is.side, whole, opts, engine)) {
         if (first) {
           check_applicable(plan_request(*view, stages, opts), engine.caps(opts, whole.info().elem_size));
           r.plan = summarize_square_bands(is.side, whole.info().elem_size, *sq, opts.host_mem, whole.reserved_bytes(),
@@ -255,7 +258,8 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
           r.host_buffers = sq->buffer_bytes;
           r.host_reserved = whole.reserved_bytes();
           if (engine.kind() == EngineKind::cuda)
-            r.notes.push_back("the CPU's threads transpose the blocks' bands on a file: no GPU step, the disk bounds it");
+            r.notes.push_back("resumed in bands of whole rows, as the interrupted run began: the CPU's threads "
+                              "transpose them, no GPU step");
           first = false;
         }
         const auto t0 = Clock::now();

@@ -94,10 +94,10 @@ JobPreview preview_job(const JobOptions& opts) {
       const InplaceShape is = plan_inplace_shape(info.shape, text);
       const EngineCaps caps = caps_of(nullptr, nullptr, info.elem_size);
       // A fresh square (a rectangle's square blocks) on a file takes bands of
-      // whole rows where the budget holds one and no {tile} asks for tile
-      // pairs (job.cpp, band_route).
+      // whole rows on the CPU engine where the budget holds one and no {tile}
+      // asks for tile pairs (job.cpp, band_route).
       std::optional<SquareBandPlan> sq;
-      if (is.kind != InplaceShape::general && !opts.run.tile_elems)
+      if (is.kind != InplaceShape::general && !opts.run.tile_elems && caps.kind == EngineKind::cpu)
         sq = plan_square_bands(is.side, info.elem_size, opts.run.host_mem, src->reserved_bytes(),
                                cpu::resolve_threads(opts.run.threads));
       if (sq)

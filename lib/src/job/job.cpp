@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "core/stages.hpp"
 #include "engine/cpu/thread_pool.hpp"
@@ -173,6 +174,23 @@ std::optional<SquareBandPlan> band_route(const InplaceStages& stages, std::uint6
                            route == InplaceStages::SquareRoute::bands ? stages.required_block() : 0);
 }
 
+// A run no engine planned (bands through the journal): its plan, and the
+// fields an engine's report would carry.
+void report_plan(RunReport& r, PlanSummary plan, int threads, std::uint64_t buffers, std::uint64_t reserved) {
+  r.plan = std::move(plan);
+  r.engine = r.plan.engine;
+  r.kernel = r.plan.kernel;
+  r.threads = threads;
+  r.tile_shape = r.plan.tile;
+  r.host_mem_budget = r.plan.host_budget;
+  r.host_buffers = buffers;
+  r.host_reserved = reserved;
+}
+
+// Where the CUDA engine was asked for but a resumed run goes on in bands.
+constexpr const char* kResumedInBands =
+    "resumed in bands of whole rows, as the interrupted run began: the CPU's threads transpose them, no GPU step";
+
 // A square in bands of whole rows through the journal (plan.hpp,
 // SquareBandPlan): no engine runs, the CPU's threads transpose the bands.
 RunReport execute_square_bands(Engine& engine, InplaceMatrix& whole, InplaceStages& stages, const SquareBandPlan& sq,
@@ -186,18 +204,10 @@ RunReport execute_square_bands(Engine& engine, InplaceMatrix& whole, InplaceStag
   stages.square_bands(whole, sq);
   add_writer_stats(r, stages);
   end_report(r, seconds_between(t0, Clock::now()));  // the bottleneck, the overlap, the peak memory
-  r.plan = summarize_square_bands(info.shape.rows, info.elem_size, sq, opts.host_mem, whole.reserved_bytes());
-  r.engine = r.plan.engine;
-  r.kernel = "cpu-blocked";
-  r.threads = sq.threads;
+  report_plan(r, summarize_square_bands(info.shape.rows, info.elem_size, sq, opts.host_mem, whole.reserved_bytes()),
+              sq.threads, sq.buffer_bytes, whole.reserved_bytes());
   r.tiles = sq.bands;
-  r.tile_shape = r.plan.tile;
-  r.host_mem_budget = r.plan.host_budget;
-  r.host_buffers = sq.buffer_bytes;
-  r.host_reserved = whole.reserved_bytes();
-  if (engine.kind() == EngineKind::cuda)
-    r.notes.push_back("resumed in bands of whole rows, as the interrupted run began: the CPU's threads transpose "
-                      "them, no GPU step");
+  if (engine.kind() == EngineKind::cuda) r.notes.push_back(kResumedInBands);
   r.mode = mode_name(RunMode::in_place);
   r.shape = info.shape;
   r.elem_size = info.elem_size;
@@ -248,18 +258,11 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
       if (const std::optional<SquareBandPlan> sq = band_route(stages, is.side, whole, opts, engine)) {
         if (first) {
           check_applicable(plan_request(*view, stages, opts), engine.caps(opts, whole.info().elem_size));
-          r.plan = summarize_square_bands(is.side, whole.info().elem_size, *sq, opts.host_mem, whole.reserved_bytes(),
-                                          is.blocks);
-          r.engine = r.plan.engine;
-          r.kernel = "cpu-blocked";
-          r.threads = sq->threads;
-          r.tile_shape = r.plan.tile;
-          r.host_mem_budget = r.plan.host_budget;
-          r.host_buffers = sq->buffer_bytes;
-          r.host_reserved = whole.reserved_bytes();
-          if (engine.kind() == EngineKind::cuda)
-            r.notes.push_back("resumed in bands of whole rows, as the interrupted run began: the CPU's threads "
-                              "transpose them, no GPU step");
+          report_plan(r,
+                      summarize_square_bands(is.side, whole.info().elem_size, *sq, opts.host_mem,
+                                             whole.reserved_bytes(), is.blocks),
+                      sq->threads, sq->buffer_bytes, whole.reserved_bytes());
+          if (engine.kind() == EngineKind::cuda) r.notes.push_back(kResumedInBands);
           first = false;
         }
         const auto t0 = Clock::now();
@@ -297,14 +300,9 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
   add_writer_stats(r, stages);
   if (bands) {
     // No engine ran: the CPU's threads permuted the bands.
-    r.plan = summarize_bands(shape, es, is, *bands, opts.host_mem, whole.reserved_bytes());
-    r.engine = r.plan.engine;
-    r.threads = bands->threads;
+    report_plan(r, summarize_bands(shape, es, is, *bands, opts.host_mem, whole.reserved_bytes()), bands->threads,
+                bands->buffer_bytes, whole.reserved_bytes());
     r.tiles = bands->bands;
-    r.tile_shape = r.plan.tile;
-    r.host_mem_budget = r.plan.host_budget;
-    r.host_buffers = bands->buffer_bytes;
-    r.host_reserved = whole.reserved_bytes();
     if (engine.kind() == EngineKind::cuda)
       r.notes.push_back("the CPU's threads permute a general shape's bands: no GPU step for this shape");
   } else if (!r.plan.engine.empty()) {

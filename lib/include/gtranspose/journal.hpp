@@ -166,6 +166,9 @@ class InplaceStages : public InplaceWriter {
   }
   // Bytes moved so far by the stages no engine ran (the permutations, the bands), for the report.
   virtual std::uint64_t stage_bytes() const { return 0; }
+  // False once the run found its journal damaged beyond what the matrix can
+  // prove (the error says so): {resume} cannot finish it.
+  virtual bool finishable() const { return true; }
 };
 // No journal: host memory, or a run that asked for no crash safety.
 [[nodiscard]] std::unique_ptr<InplaceStages> plain_inplace_stages(const Shape& shape);

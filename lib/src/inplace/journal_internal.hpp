@@ -248,6 +248,7 @@ class Journal final : public InplaceStages {
   std::uint64_t stage_bytes() const override { return moved_; }
   // A square in bands of whole rows (journal_square.cpp).
   SquareRoute square_route() const override;
+  bool finishable() const override { return !damaged_; }
   void square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) override;
 
  private:
@@ -361,6 +362,7 @@ class Journal final : public InplaceStages {
   // the 2-core VM for two 206 MiB buffers, zeroed).
   cpu::HostBuffer band_was_, band_now_;
   bool square_banded_ = false;  // a square ran (or resumes) in bands
+  bool damaged_ = false;        // square_bands() found the journal damaged (it threw, saying so)
 };
 
 }  // namespace gt::journal_impl

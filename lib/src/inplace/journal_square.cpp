@@ -263,24 +263,54 @@ void Journal::square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
 
   std::uint64_t k0 = resuming() ? h_.done : 0;
   for (std::uint64_t k = 0; k < k0; ++k) slots.take(k);
-  if (resuming() && (h_.p.phase & kBand)) {
-    // The band in flight: every decision before any write.
-    const std::uint64_t k = h_.cur.first, h = rows_of(k), bytes = h * N * es;
+  if (resuming()) {
+    // Every decision before any write. The interrupted run saved the blocks
+    // of bands below `saved_by_it`; those of columns from `needed` on are
+    // still to be read, and are verified here, so a damaged one is refused
+    // before the matrix changes (later reads of the journal are of blocks
+    // this process wrote).
+    std::uint64_t saved_by_it = k0, needed = k0;
+    bool rebuild = false, complete = false;
+    const std::uint64_t k = h_.cur.first, h = (h_.p.phase & kBand) ? rows_of(k) : 0;
     unsigned char* was = was_buf[0].data();
-    timed(band_read_secs_, [&] { whole.read(k * t, 0, h, N, was, N); });
-    const std::uint64_t d = chunked_digest(was, bytes, threads);
-    if (d != h_.cur.a_sum) {  // else untouched: it starts over, its blocks to the same slots again
-      slots.take(k);
-      if (d != h_.saved.data_sum) {
-        const Built b = build(k, was, now_buf[0].data(), nullptr, true);
-        account(b);
-        if (!b.bad.empty())
-          throw Error(ErrorKind::input, path_ + " is damaged: " + b.bad + ", and rows " + std::to_string(k * t) + "-" +
-                                            std::to_string(k * t + h - 1) + " of " + matrix_ +
-                                            " are partly rewritten, so it cannot be finished from it; restore it "
-                                            "from a copy (rows below " + std::to_string(k * t) + " are complete)");
-        write_band(k, now_buf[0].data());
+    if (h_.p.phase & kBand) {
+      timed(band_read_secs_, [&] { whole.read(k * t, 0, h, N, was, N); });
+      const std::uint64_t d = chunked_digest(was, h * N * es, threads);
+      if (d != h_.cur.a_sum) {  // else untouched: it starts over, its blocks to the same slots again
+        slots.take(k);
+        saved_by_it = k + 1;
+        complete = d == h_.saved.data_sum;
+        rebuild = !complete;
+        needed = complete ? k + 1 : k;
       }
+    }
+    const std::string rewritten = rebuild ? "rows " + std::to_string(k * t) + "-" + std::to_string(k * t + h - 1) +
+                                                " of " + matrix_ + " are partly rewritten"
+                                          : "rows 0-" + std::to_string(std::min(N, saved_by_it * t) - 1) + " of " +
+                                                matrix_ + " are rewritten (the journal holds what they were)";
+    const std::uint64_t complete_below = (rebuild ? k : needed) * t;
+    const auto damaged = [&](const std::string& what) {
+      damaged_ = true;
+      return Error(ErrorKind::input, path_ + " is damaged: " + what + ", and " + rewritten +
+                                         ", so it cannot be finished from it; restore it from a copy (rows below " +
+                                         std::to_string(std::min(N, complete_below)) + " are complete)");
+    };
+    for (std::uint64_t j = 0; j < saved_by_it; ++j)
+      for (std::uint64_t i = std::max(j, needed); i < n; ++i) {
+        bool ok = true;
+        timed(band_read_secs_, [&] { ok = read_block(j, i, build_blk, true); });
+        if (!ok)
+          throw damaged("its copy of rows " + std::to_string(j * t) + "-" + std::to_string(j * t + rows_of(j) - 1) +
+                        ", columns " + std::to_string(i * t) + "-" + std::to_string(i * t + rows_of(i) - 1) +
+                        " fails its checksum");
+      }
+    if (rebuild) {
+      const Built b = build(k, was, now_buf[0].data(), nullptr, true);
+      account(b);
+      if (!b.bad.empty()) throw damaged(b.bad);
+      write_band(k, now_buf[0].data());
+    }
+    if (rebuild || complete) {
       // Complete, maybe only in the page cache (a process killed before its
       // flush): durable before the next band's header replaces this one.
       barrier(Barrier::band_redone, [&] { timed(flush_secs_, [&] { whole.flush(); }); });

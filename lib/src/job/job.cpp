@@ -365,7 +365,7 @@ RunReport run_job(const JobOptions& opts) {
       // A run that stopped after it began writing leaves its journal: say
       // how to finish (the matrix is partly transposed until then).
       const std::string jp = find_journal(file);
-      if (e.kind() != ErrorKind::usage && !jp.empty())
+      if (e.kind() != ErrorKind::usage && !jp.empty() && journal->finishable())
         throw Error(e.kind(), e.message() + " (" + file + " is partly transposed: its journal " + jp +
                                   " lets the same command with {resume} finish it)");
       throw;

@@ -470,6 +470,30 @@ TEST(SquareBands, PartlyWrittenBandRebuiltOrRefusedWhereItsBlockIsDamaged) {
   }
 }
 
+// A block an earlier band saved, needed by a band still to come, damaged:
+// the resume refuses before it writes anything, naming the block and the
+// rows already rewritten; it never reads the block unchecked later.
+TEST(SquareBands, DamagedEarlierBlockRefusedBeforeAnyWrite) {
+  const Case c{"raw_f32_n40_bands", ".raw", 4, 40, 3, 0, 0, true};
+  Dir d;
+  const Bytes pristine = create(d, c);
+  const std::string journal = journal_path(file_of(d, c));
+  for (bool band_untouched : {true, false}) {
+    // Band 2 in flight: bands 0 and 1 rewritten. Band 0 took slots 0-13 for
+    // its blocks (0, 0..13), so block (0, 5), rows 0-2 x columns 15-17, is slot 5.
+    (void)stop_at(d, c, pristine, band_untouched ? Point::saved_synced : Point::b_tile, 2);
+    flip_byte(journal, kJournalHeaderBytes + 5 * square_slot_bytes(3, 4) + 7);
+    expect_damaged(d, c, "its copy of rows 0-2, columns 15-17 fails its checksum",
+                   band_untouched ? "band 2 untouched" : "band 2 written");
+    const Error e = catch_error([&] { run_job(job_of(d, c, true)); });
+    // Band 2 written before the crash is complete too.
+    EXPECT_NE(std::string(e.what()).find(band_untouched ? "rows below 6 are complete" : "rows below 9 are complete"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find("with resume finish it"), std::string::npos) << e.what();
+  }
+}
+
 // A square takes bands where its budget holds one, and tile pairs where
 // {tile} asks for them or the budget is too small for a band; a resumed run
 // keeps its journal's route and band, whatever the budget or {tile} now say.

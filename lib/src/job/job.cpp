@@ -298,6 +298,8 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
     }
   }
   add_writer_stats(r, stages);
+  // Runs no engine reported on (bands only) still say their peak memory.
+  if (!r.host_mem_peak) r.host_mem_peak = peak_rss_bytes();
   if (bands) {
     // No engine ran: the CPU's threads permuted the bands.
     report_plan(r, summarize_bands(shape, es, is, *bands, opts.host_mem, whole.reserved_bytes()), bands->threads,

@@ -144,13 +144,13 @@ inline bool is_general(const Case& c) {
 // shape, two band buffers of c.block lines of its longer side.
 inline std::uint64_t budget_of(const Case& c) {
   if (is_general(c)) return 2 * c.block * std::max(c.n, cols_of(c)) * c.es;
+  const std::uint64_t chunk = c.chunk ? std::min(c.chunk, c.n) * std::min(c.chunk + 2, cols_of(c)) * c.es : 0;
   if (c.bands) {
     const std::uint64_t side = std::gcd(c.n, cols_of(c));  // the square blocks'
-    return 4 * c.block * side * c.es + 2 * square_slot_bytes(c.block, c.es);
+    return 4 * c.block * side * c.es + 2 * square_slot_bytes(c.block, c.es) + chunk;
   }
   std::uint64_t b = cpu_journaled_buffers(journal_batches_kept(kJournalGroup)) * c.block * c.block * c.es;
-  if (c.chunk) b += std::min(c.chunk, c.n) * std::min(c.chunk + 2, cols_of(c)) * c.es;
-  return b;
+  return b + chunk;
 }
 
 inline JobOptions job_of(const Dir& d, const Case& c, bool resume) {

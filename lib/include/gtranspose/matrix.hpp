@@ -199,9 +199,6 @@ class InplaceMatrix {
   virtual void write(std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, const void* src,
                      std::uint64_t ld) = 0;
   virtual void flush() = 0;  // data durable on return (fsync / H5Fflush)
-  // Its storage's natural block (an HDF5 dataset's chunk shape); {0,0} for
-  // rows stored one after another.
-  virtual Shape preferred_block() const { return {0, 0}; }
   // A hint: rows [r0, r0+h) were just written; the matrix may start writing
   // them back to disk now, so that the next flush() finds less to do (the
   // journal's flushes then wait for the tail, not for everything). Default: nothing.

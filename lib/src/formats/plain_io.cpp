@@ -456,6 +456,8 @@ void set_io_log(std::function<void(const IoEvent&)> log) {
   g_logging.store(bool(io_log()));
 }
 
+void log_written(int fd, const void* data, std::uint64_t n, std::uint64_t off) { log_write(fd, data, n, off); }
+
 void log_io(const IoEvent& e) {
   if (g_logging.load(std::memory_order_relaxed)) io_log()(e);
 }

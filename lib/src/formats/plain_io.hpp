@@ -148,5 +148,8 @@ struct IoEvent {
 // Installs the log (nullptr: none); called from any thread that writes.
 void set_io_log(std::function<void(const IoEvent&)> log);
 void log_io(const IoEvent& e);
+// Logs a write made outside pwrite_full (a vectored write of the HDF5 chunk
+// path), so the power-loss test sees it.
+void log_written(int fd, const void* data, std::uint64_t n, std::uint64_t off);
 
 }  // namespace gt::fmt

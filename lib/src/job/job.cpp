@@ -160,18 +160,14 @@ void add_stage(RunReport& r, const RunReport& s) {
 namespace {
 
 // Bands of whole rows for a square (a rectangle's square blocks) of `side`:
-// a resumed run of bands; a fresh run on the CPU engine, of rows stored one
-// after another (not a chunked dataset), where the budget holds a band and
-// no {tile} asks for tile pairs. nullopt: tile pairs through the engine (the
-// CUDA engine's runs its kernel, as asked).
+// a resumed run of bands; a fresh run on the CPU engine where the budget
+// holds a band and no {tile} asks for tile pairs. nullopt: tile pairs
+// through the engine (the CUDA engine's runs its kernel, as asked).
 std::optional<SquareBandPlan> band_route(const InplaceStages& stages, std::uint64_t side, const InplaceMatrix& whole,
                                          const RunOptions& opts, const Engine& engine) {
-  // A chunked dataset keeps tile pairs of whole chunks: its in-place writes
-  // are not yet proven by the power-loss test in bands (PERF.md, 2026-11-25).
   const InplaceStages::SquareRoute route = stages.square_route();
   if (route == InplaceStages::SquareRoute::pairs ||
-      (route == InplaceStages::SquareRoute::either &&
-       (opts.tile_elems || engine.kind() != EngineKind::cpu || whole.preferred_block().rows)))
+      (route == InplaceStages::SquareRoute::either && (opts.tile_elems || engine.kind() != EngineKind::cpu)))
     return std::nullopt;
   return plan_square_bands(side, whole.info().elem_size, opts.host_mem, whole.reserved_bytes(),
                            cpu::resolve_threads(opts.threads),

@@ -97,8 +97,7 @@ JobPreview preview_job(const JobOptions& opts) {
       // whole rows on the CPU engine where the budget holds one and no {tile}
       // asks for tile pairs (job.cpp, band_route).
       std::optional<SquareBandPlan> sq;
-      if (is.kind != InplaceShape::general && !opts.run.tile_elems && caps.kind == EngineKind::cpu &&
-          !src->preferred_block().rows)
+      if (is.kind != InplaceShape::general && !opts.run.tile_elems && caps.kind == EngineKind::cpu)
         sq = plan_square_bands(is.side, info.elem_size, opts.run.host_mem, src->reserved_bytes(),
                                cpu::resolve_threads(opts.run.threads));
       if (sq)

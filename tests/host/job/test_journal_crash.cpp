@@ -153,6 +153,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"npy_u16_n17_bands", ".npy", 2, 17, 2, 0, 0, true},
                       Case{"raw_c128_n19_bands", ".raw", 16, 19, 2, 0, 0, true},
                       Case{"h5_f64_n29_contiguous_bands", ".h5", 8, 29, 2, 0, 0, true},
+                      Case{"h5_u16_n23_chunked_bands", ".h5", 2, 23, 2, 5, 0, true},
+                      Case{"h5_f32_n40_chunked_bands", ".h5", 4, 40, 3, 7, 0, true},
                       Case{"raw_f32_n1_bands", ".raw", 4, 1, 1, 0, 0, true},
                       // Rectangles whose square blocks go in bands: tall, wide, a grid.
                       Case{"raw_f32_tall_33x11_bands", ".raw", 4, 33, 1, 0, 11, true},

@@ -169,7 +169,10 @@ INSTANTIATE_TEST_SUITE_P(Formats, PowerLoss,
                                            Case{"raw_u16_n21_bands", ".raw", 2, 21, 2, 0, 0, true},
                                            Case{"npy_f32_n19_bands", ".npy", 4, 19, 2, 0, 0, true},
                                            Case{"h5_f64_n17_contiguous_bands", ".h5", 8, 17, 2, 0, 0, true},
+                                           // Chunked HDF5 (unfiltered), tile pairs and bands: whole
+                                           // chunk-width rows go by pwritev, which the log records.
                                            Case{"h5_u16_n21_chunked", ".h5", 2, 21, 6, 5},
+                                           Case{"h5_u16_n21_chunked_bands", ".h5", 2, 21, 2, 5, 0, true},
                                            Case{"npy_f32_tall_24x8_bands", ".npy", 4, 24, 1, 0, 8, true},
                                            Case{"raw_u16_wide_7x21_bands", ".raw", 2, 7, 1, 0, 21, true}),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });

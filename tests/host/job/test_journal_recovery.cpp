@@ -543,20 +543,6 @@ TEST(SquareBands, RouteByBudgetAndTileKeptOnResume) {
   resume_and_check(d, c, want, "resumed with the case's budget");
 }
 
-// A chunked HDF5 dataset keeps tile pairs (of whole chunks) even where the
-// budget holds a band: its writes in bands are not proven by the power-loss
-// test (they do not reach its log), so they are not taken.
-TEST(SquareBands, ChunkedDatasetKeepsTilePairs) {
-  const Case c{"h5_u16_n64_chunked", ".h5", 2, 64, 4, 8, 0, true};
-  Dir d;
-  create(d, c);
-  JobOptions o = job_of(d, c, false);
-  o.run.host_mem = 64 << 20;
-  const RunReport r = run_job(o);
-  EXPECT_EQ(r.plan.staging.find("bands of"), std::string::npos) << r.plan.staging;
-  EXPECT_TRUE(read_matrix(d, c) == transposed_pattern_of(c));
-}
-
 TEST(JournalJob, PlainWriterWritesAndFlushes) {
   // Without a journal the engine writes straight to the matrix, once per element, and flushes once.
   Dir d;

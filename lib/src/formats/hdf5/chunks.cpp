@@ -99,6 +99,8 @@ void rows_io(bool write, int fd, std::uint64_t off, unsigned char* mem, std::uin
     const ssize_t got = write ? ::pwritev(fd, iov.data(), int(n), off_t(off + r * row_bytes))
                               : ::preadv(fd, iov.data(), int(n), off_t(off + r * row_bytes));
     const std::uint64_t whole = got > 0 ? std::uint64_t(got) / row_bytes : 0;
+    if (write)  // the power-loss test's log (pwrite_full logs its own)
+      for (std::uint64_t k = 0; k < whole; ++k) log_written(fd, iov[std::size_t(k)].iov_base, row_bytes, off + (r + k) * row_bytes);
     for (std::uint64_t k = whole; k < n; ++k) {  // what the vector call left (an error included)
       const std::uint64_t o = off + (r + k) * row_bytes;
       if (write) pwrite_full(fd, mem + (r + k) * stride, row_bytes, o, name);

@@ -339,7 +339,6 @@ class Hdf5Inplace final : public InplaceMatrix {
     d_.io(true, r0, c0, h, w, const_cast<void*>(src), ld);
   }
   void flush() override { d_.flush(); }
-  Shape preferred_block() const override { return d_.chunk; }
   // Contiguous data moves by pwrite: its rows can go to disk early.
   void start_writeback(std::uint64_t r0, std::uint64_t h) override {
     if (d_.fd && !d_.chunks) d_.plain.start_writeback(r0, h);

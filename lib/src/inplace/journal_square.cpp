@@ -200,6 +200,11 @@ void Journal::square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
     return std::memcmp(tr.magic, kTrailerMagic, sizeof kTrailerMagic) == 0 && tr.sum == trailer_sum(tr) &&
            tr.band == j && tr.block == i && tr.bytes == bytes && tr.data_sum == chunked_digest(blk, bytes, threads);
   };
+  // What a refusal says of block (j, i) that failed its checksum.
+  const auto bad_block = [&](std::uint64_t j, std::uint64_t i) {
+    return "its copy of rows " + std::to_string(j * t) + "-" + std::to_string(j * t + rows_of(j) - 1) + ", columns " +
+           std::to_string(i * t) + "-" + std::to_string(i * t + rows_of(i) - 1) + " fails its checksum";
+  };
   // A band built: its checksums as it was and as it becomes, where the time
   // went, and (recovery) which of the journal's blocks failed.
   struct Built {
@@ -230,8 +235,7 @@ void Journal::square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
         bool ok = true;
         timed(b.read_s, [&] { ok = read_block(j, k, build_blk, verify); });
         if (!ok) {
-          b.bad = "its copy of rows " + std::to_string(j * t) + "-" + std::to_string(j * t + hj - 1) + ", columns " +
-                  std::to_string(k * t) + "-" + std::to_string(k * t + h - 1) + " fails its checksum";
+          b.bad = bad_block(j, k);
           return b;
         }
       } else {
@@ -300,9 +304,7 @@ void Journal::square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
         bool ok = true;
         timed(band_read_secs_, [&] { ok = read_block(j, i, build_blk, true); });
         if (!ok)
-          throw damaged("its copy of rows " + std::to_string(j * t) + "-" + std::to_string(j * t + rows_of(j) - 1) +
-                        ", columns " + std::to_string(i * t) + "-" + std::to_string(i * t + rows_of(i) - 1) +
-                        " fails its checksum");
+          throw damaged(bad_block(j, i));
       }
     if (rebuild) {
       const Built b = build(k, was, now_buf[0].data(), nullptr, true);

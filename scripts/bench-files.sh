@@ -29,7 +29,12 @@
 # folder on the disk being measured, default /tmp/gt-files), GT_FILES_REPS
 # (timed runs of each side, default 2; the best of each side is compared),
 # GT_FILES_BEFORE (another build folder whose in-place run is timed beside),
-# GT_FILES_RECT (RxC: inplace-rect's shape instead of the 2:1 one of MIB).
+# GT_FILES_RECT (RxC: inplace-rect's shape instead of the 2:1 one of MIB),
+# GT_FILES_COLD=1 (every file of the work folder dropped from the page cache
+# before each timed command, cp's included: a file larger than RAM, or read
+# for the first time; posix_fadvise DONTNEED after a sync, checked with
+# fincore where it exists), GT_FILES_CPUS (a CPU list, e.g. 0-3: the CLI's runs and cp
+# run under taskset on those CPUs, as on a machine of that many cores).
 # Every output is verified with gt-gen. Results: OUT_DIR/files.json (one
 # object per case) and files.log; each run's report as files-*.json.
 set -u
@@ -56,6 +61,11 @@ fi
 CODEC_MIB=${GT_FILES_CODEC_MIB:-1024}
 CHUNK_MIB=${GT_FILES_CHUNK_MIB:-4096}
 CORES=$(nproc)
+COLD=${GT_FILES_COLD:-0}
+CPUS=${GT_FILES_CPUS:-}
+# The prefix of every timed command: taskset where GT_FILES_CPUS asks.
+PIN=()
+[ -n "$CPUS" ] && PIN=(taskset -c "$CPUS")
 HERE=$(cd "$(dirname "$0")" && pwd)
 LOG=$OUT/files.log
 JSON=$OUT/files.json
@@ -63,7 +73,7 @@ rm -rf "$W" && mkdir -p "$W" "$OUT"
 : >"$LOG"
 echo "[" >"$JSON"
 FIRST=1
-{ echo "== $(date -u +%FT%TZ) files benchmark, $MIB MiB, work folder $W"; df -h "$W"; free -g; } >>"$LOG" 2>&1
+{ echo "== $(date -u +%FT%TZ) files benchmark, $MIB MiB, work folder $W, cold ${COLD}, CPUs ${CPUS:-all}"; df -h "$W"; free -g; } >>"$LOG" 2>&1
 
 now() { date +%s.%N; }
 since() { awk "BEGIN{printf \"%.3f\", $(now) - $1}"; }
@@ -71,12 +81,33 @@ has() { local c; for c in "${CASES[@]}"; do [ "$c" = "$1" ] && return 0; done; r
 minof() { printf '%s\n' "$@" | sort -g | head -1; }
 csv() { local IFS=, s; s="$*"; echo "${s//nan/null}"; }  # a JSON list's items (a failed run: null)
 
+# GT_FILES_COLD=1: every file of the work folder out of the page cache (its
+# dirty pages written first), and what fincore still finds cached logged.
+drop_cache() {
+  [ "$COLD" = 1 ] || return 0
+  sync
+  "$PY" - "$W" <<'PYEOF'
+import os, sys
+for name in os.listdir(sys.argv[1]):
+    p = os.path.join(sys.argv[1], name)
+    if os.path.isfile(p) and not os.path.islink(p):
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+PYEOF
+  command -v fincore >/dev/null && fincore "$W"/* >>"$LOG" 2>&1
+  return 0
+}
+
 # cp + sync of FILE: seconds.
 cp_sync() {
   sync
+  drop_cache
   local t
   t=$(now)
-  cp "$1" "$W/copy.bin" && sync
+  "${PIN[@]}" cp "$1" "$W/copy.bin" && sync
   since "$t"
   rm -f "$W/copy.bin"
   sync
@@ -87,9 +118,10 @@ gt_run() {
   local label=$1
   shift
   sync
+  drop_cache
   local t
   t=$(now)
-  if ! "$CLI" "$@" --json "$OUT/files-$label.json" >>"$LOG" 2>&1; then
+  if ! "${PIN[@]}" "$CLI" "$@" --json "$OUT/files-$label.json" >>"$LOG" 2>&1; then
     echo "FAILED: $CLI $*" >>"$LOG"
     echo "nan"
     return
@@ -103,8 +135,8 @@ emit() {  # case, ours (best), cp (best), extra json
   ratio=$(awk "BEGIN{ if ($3 > 0 && \"$2\" != \"nan\") printf \"%.3f\", $2 / $3; else print \"null\" }")
   [ $FIRST -eq 1 ] || echo "," >>"$JSON"
   FIRST=0
-  printf '  {"case": "%s", "mib": %s, "seconds": %s, "cp_sync_seconds": %s, "ratio_to_cp_sync": %s%s}' \
-    "$1" "$MIB" "${2/nan/null}" "$3" "$ratio" "${4:-}" >>"$JSON"
+  printf '  {"case": "%s", "mib": %s, "cold": %s, "cpus": "%s", "seconds": %s, "cp_sync_seconds": %s, "ratio_to_cp_sync": %s%s}' \
+    "$1" "$MIB" "$([ "$COLD" = 1 ] && echo true || echo false)" "${CPUS:-all}" "${2/nan/null}" "$3" "$ratio" "${4:-}" >>"$JSON"
   echo "RESULT $1: ${2} s vs cp+sync ${3} s -> ${ratio}x ${4:-}" | tee -a "$LOG"
 }
 

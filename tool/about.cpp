@@ -17,6 +17,7 @@ std::string version_text(const char* program, const BuildInfo& b) {
   o << "  codecs: " << b.codecs << "; other HDF5 filters through HDF5's own plugins\n";
   if (b.gpus > 0) o << "  GPU: " << b.gpus << " usable (" << b.gpu << "): --engine auto runs on it\n";
   else o << "  GPU: none usable: " << b.no_gpu_reason << "; --engine auto runs on the CPU\n";
+  o << "  machine: " << b.machine << "\n";
   return o.str();
 }
 

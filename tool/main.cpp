@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
   app.add_option("--format", format, "the format of OUT (of IN with --in-place), whatever its name says: raw, npy "
                                      "or hdf5");
   app.add_flag("-q,--quiet", quiet, "print nothing but errors");
-  app.add_option("--host-mem", host_mem, "host memory budget, e.g. 512M, 8GiB (default: a quarter of RAM, <= 16 GiB)");
+  app.add_option("--host-mem", host_mem, "host memory budget, e.g. 512M, 8GiB (default: a quarter of RAM or of the cgroup's memory limit, <= 16 GiB)");
   app.add_option("--device-mem", device_mem, "device memory budget, e.g. 2G (default: half the free memory, <= 4 GiB)");
   app.add_option("--tile", tile,
                  "elements per tile, overriding the planner (K/M/G suffixes); a square in place on a file then "

@@ -2,10 +2,14 @@
 // the build holds and whether a GPU is usable, and a "did you mean" for an
 // option mistyped (exit 2, one line).
 #include <gtest/gtest.h>
+#include <sched.h>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_util.hpp"
 #include "gtranspose/about.hpp"
 #include "gtranspose/cuda.hpp"
+#include "gtranspose/machine.hpp"
 
 using cli::expect_error;
 using cli::gtranspose;
@@ -36,6 +40,7 @@ TEST(Version, SaysLibrariesCodecsAndTheGpu) {
     ASSERT_FALSE(b.no_gpu_reason.empty());
     EXPECT_NE(r.out.find("GPU: none usable: " + b.no_gpu_reason), std::string::npos) << r.out;
   }
+  EXPECT_NE(r.out.find("  machine: " + b.machine + "\n"), std::string::npos) << r.out;
   EXPECT_EQ(gt::cuda_version_text(12040), "12.4");
   EXPECT_EQ(gt::cuda_version_text(0), "none");
 }
@@ -53,4 +58,34 @@ TEST(Usage, AnUnknownOptionGetsDidYouMean) {
   // After "--" a word is a file, never an option to correct.
   r = gtranspose({"--", "--hostmem"});
   EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+}
+
+// Under taskset (or a scheduler's cpuset) the run's threads follow the
+// affinity, not the node's core count, and --version says so.
+TEST(Version, ThreadsFollowTheCpuAffinity) {
+  cli::TempDir d;
+  cli::generate(d / "in.raw", "300x200", "f32");
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &before)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);  // the child inherits this thread's mask
+  Result v = gtranspose({"--version"});
+  Result r = gtranspose({d / "in.raw", d / "out.raw", "--shape", "300x200", "--dtype", "f32", "--engine", "cpu",
+                         "--dry-run", "--json", "-", "-q"});
+  ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
+  ASSERT_EQ(v.exit_code, 0) << why(v);
+  EXPECT_NE(v.out.find("machine: 1 of " + std::to_string(gt::online_cores()) + " cores"), std::string::npos) << v.out;
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("plan").at("threads"), 1) << j.at("plan").dump();
+  // Without the mask, the plan takes every core it may use.
+  Result all = gtranspose({d / "in.raw", d / "out.raw", "--shape", "300x200", "--dtype", "f32", "--engine", "cpu",
+                           "--dry-run", "--json", "-", "-q"});
+  ASSERT_EQ(all.exit_code, 0) << why(all);
+  EXPECT_EQ(nlohmann::json::parse(all.out).at("plan").at("threads"), gt::usable_cores());
 }

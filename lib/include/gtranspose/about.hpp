@@ -15,6 +15,7 @@ struct BuildInfo {
   int gpus = 0;              // usable CUDA devices
   std::string gpu;           // the first one's name
   std::string no_gpu_reason; // why none is usable (gpus == 0)
+  std::string machine;       // the cores and RAM a run may use, and what narrowed them (machine.hpp)
 };
 // Asks the CUDA runtime (where built with it) for the devices: the first call
 // starts it, which takes a moment.

@@ -44,7 +44,8 @@ const char* mode_name(RunMode m);  // "out-of-place", "in-place"
 
 // --- the defaults and caps, each with the measurement behind it ---------------
 
-// A quarter of RAM, at least 64 MiB, at most 16 GiB.
+// A quarter of RAM (usable_ram_bytes: the cgroup's limit where lower), at
+// least 64 MiB, at most 16 GiB.
 std::uint64_t default_host_budget();
 // Half the device memory free, at most 4 GiB: four lanes of 256 MiB tiles
 // need 2-3 GiB; more buys nothing.

@@ -17,8 +17,4 @@ std::string format_bytes(std::uint64_t bytes);
 [[nodiscard]] std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what);
 [[nodiscard]] std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, const char* what);
 
-// Physical RAM in bytes (0 if unknown). The default host budget made of it
-// is the run plan's (plan.hpp).
-std::uint64_t physical_ram_bytes();
-
 }  // namespace gt

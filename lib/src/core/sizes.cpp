@@ -79,11 +79,4 @@ std::string format_bytes(std::uint64_t bytes) {
   return buf;
 }
 
-std::uint64_t physical_ram_bytes() {
-  long pages = sysconf(_SC_PHYS_PAGES);
-  long page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return 0;
-  return std::uint64_t(pages) * std::uint64_t(page);
-}
-
 }  // namespace gt

@@ -3,6 +3,7 @@
 // with no state of its own, so concurrent calls on disjoint rectangles need
 // no lock; the engines run several at once to copy large matrices (a single
 // thread's memcpy is far below what the memory bus gives several).
+#include "gtranspose/machine.hpp"
 #include "gtranspose/memory.hpp"
 
 #include <algorithm>
@@ -31,7 +32,7 @@ namespace fmt {
 namespace {
 
 int machine_cores() {
-  static const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  static const int cores = int(usable_cores());
   return cores;
 }
 

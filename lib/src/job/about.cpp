@@ -4,6 +4,7 @@
 #include "formats/codecs/codec.hpp"
 #include "formats/internal.hpp"
 #include "gtranspose/cuda.hpp"
+#include "gtranspose/machine.hpp"
 #include "gtranspose/version.hpp"
 
 namespace gt {
@@ -23,6 +24,7 @@ BuildInfo build_info() {
   b.codecs = codecs::available_codecs();
   b.gpus = cuda_device_count(&b.no_gpu_reason);
   if (b.gpus > 0) b.gpu = cuda_device_name(0);
+  b.machine = machine_text();
   return b;
 }
 

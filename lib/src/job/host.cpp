@@ -1,6 +1,7 @@
 // The host-memory API (host.hpp): checks the caller's arrays, wraps them as
 // memory Sources, Sinks and InplaceMatrices (memory.hpp) and runs the engine
 // the request resolves to, exactly as run_job does for files.
+#include "gtranspose/machine.hpp"
 #include "gtranspose/host.hpp"
 
 #include <sys/mman.h>
@@ -201,8 +202,7 @@ int prefault_host(void* data, std::uint64_t bytes) {
   // which faulting in leaves as it is.
   const std::uintptr_t first = begin / page * page;
   const std::uint64_t pages = (begin + bytes - first + page - 1) / page;
-  const unsigned hc = std::thread::hardware_concurrency();
-  CopyTeam team(plan_prefault_threads(bytes, hc ? int(hc) : 1));
+  CopyTeam team(plan_prefault_threads(bytes, int(usable_cores())));
   const std::uint64_t min_pages = std::max<std::uint64_t>(1, kTeamBandBytes / page);
   auto* base = reinterpret_cast<unsigned char*>(first);
   team.split(pages, min_pages, [&](std::uint64_t p0, std::uint64_t n) { fault_in(base, p0, n, page); });

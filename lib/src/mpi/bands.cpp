@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/stages.hpp"
+#include "gtranspose/machine.hpp"
 #include "gtranspose/sizes.hpp"
 
 namespace gt::mpi {
@@ -99,7 +100,7 @@ ChunkSender::~ChunkSender() = default;
 CodecDemand ChunkSender::codec_demand() const {
   const std::size_t cb = std::size_t(chunk_bytes_);
   // Two work buffers, the codecs' state, and the message (header + the encoded chunk).
-  return {plan_rank_threads(int(std::max(1u, std::thread::hardware_concurrency())), comm_.local_size()),
+  return {plan_rank_threads(int(usable_cores()), comm_.local_size()),
           3 * pipeline_.buffer_bytes(cb) + pipeline_.state_bytes(cb) + sizeof(ChunkHeader)};
 }
 

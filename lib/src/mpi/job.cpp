@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/stages.hpp"
+#include "gtranspose/machine.hpp"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/journal.hpp"
 #include "gtranspose/mpi.hpp"
@@ -209,7 +210,7 @@ RunReport run_job(const JobOptions& opts, MPI_Comm comm) {
   ro.host_mem = plan_rank_host_budget(opts.run.host_mem, c.local_size());
   // The CPU engine's threads: the node's cores shared among its ranks.
   if (!ro.threads && decision.kind == EngineKind::cpu)
-    ro.threads = plan_rank_threads(int(std::max(1u, std::thread::hardware_concurrency())), c.local_size());
+    ro.threads = plan_rank_threads(int(usable_cores()), c.local_size());
   if (me != 0) ro.progress = nullptr, ro.stage = nullptr;  // one progress bar: rank 0's share
   if (ro.stage) ro.stage("transpose");
 

@@ -3,6 +3,7 @@
 #include <numeric>
 #include <string>
 
+#include "gtranspose/machine.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/plan.hpp"
 #include "gtranspose/sizes.hpp"
@@ -24,7 +25,7 @@ std::string size_text(std::uint64_t bytes) {
 }  // namespace
 
 std::uint64_t default_host_budget() {
-  const std::uint64_t ram = physical_ram_bytes();
+  const std::uint64_t ram = usable_ram_bytes();
   const std::uint64_t b = ram ? ram / 4 : (std::uint64_t(1) << 30);
   return std::clamp<std::uint64_t>(b, std::uint64_t(64) << 20, std::uint64_t(16) << 30);
 }

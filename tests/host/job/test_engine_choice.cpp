@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "gtranspose/machine.hpp"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/engine.hpp"
 #include "gtranspose/matrix.hpp"
@@ -58,7 +59,7 @@ TEST(EngineHints, ReadWhatBoundsTheRun) {
   EngineHints in_place;
   in_place.in_place_file = true;
   const EngineDecision p = decide_engine(EngineChoice::automatic, in_place);
-  if (std::thread::hardware_concurrency() >= kCpuFileInplaceCores) {
+  if (usable_cores() >= kCpuFileInplaceCores) {
     EXPECT_EQ(p.kind, EngineKind::cpu);
     EXPECT_NE(p.note.find("in place, the writes to the file and its journal bound this run"), std::string::npos) << p.note;
   }

@@ -1,4 +1,5 @@
 #include "engine/cpu/thread_pool.hpp"
+#include "gtranspose/machine.hpp"
 
 namespace gt::cpu {
 
@@ -8,8 +9,7 @@ thread_local bool t_in_job = false;
 
 int resolve_threads(int threads) {
   if (threads > 0) return threads;
-  unsigned hc = std::thread::hardware_concurrency();
-  return hc ? int(hc) : 1;
+  return int(usable_cores());
 }
 
 ThreadPool& ThreadPool::shared() {

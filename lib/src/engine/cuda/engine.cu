@@ -12,6 +12,7 @@
 #include "engine/cuda/kernel_choice.hpp"
 #include "engine/cuda/staging.cuh"
 #include "engine/cuda/streamer.cuh"
+#include "gtranspose/machine.hpp"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/kernels.hpp"
@@ -55,7 +56,7 @@ class CudaEngine final : public Engine {
       GT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
       c.device_free = free_b;
     }
-    c.host_cores = int(std::thread::hardware_concurrency());
+    c.host_cores = int(usable_cores());
     c.host_cache_bytes = last_level_cache_bytes();
     // Refuses, before any I/O, a named kernel that cannot move a run's tiles
     // (a failure at the first launch could leave an unjournaled matrix half done).

@@ -11,6 +11,7 @@
 #include "formats/hdf5/chunks.hpp"
 #include "formats/internal.hpp"
 #include "formats/plain_io.hpp"
+#include "gtranspose/machine.hpp"
 #include "gtranspose/codec_bench.hpp"
 #include "gtranspose/format.hpp"
 #include "gtranspose/report.hpp"
@@ -107,7 +108,7 @@ CodecBench bench_codecs(const std::string& spec, int threads, std::uint64_t max_
   H5Eclear2(H5E_DEFAULT);
   b.chunks = chunks.size();
   if (chunks.empty()) throw Error(ErrorKind::input, b.dataset + " has no stored chunks to measure");
-  const int n = threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  const int n = threads > 0 ? threads : int(usable_cores());
   try {
     b.rows.push_back(run_pass(*p, chunks, chunk_bytes, 1));
     if (n > 1) b.rows.push_back(run_pass(*p, chunks, chunk_bytes, n));

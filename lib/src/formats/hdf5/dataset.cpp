@@ -12,6 +12,7 @@
 // on the opened file uses them only when that is the opened file, and in
 // place is refused for data stored anywhere else.
 #include <optional>
+#include "gtranspose/machine.hpp"
 #include <thread>
 #include <vector>
 
@@ -183,7 +184,7 @@ struct Dataset {
     s.fill = fill_value(dcpl);
     // In place the engine's own threads call in at once; a source decodes
     // on codec threads of its own (the run plan sets how many).
-    s.threads = writable ? 0 : int(std::max(1u, std::thread::hardware_concurrency()));
+    s.threads = writable ? 0 : int(usable_cores());
     s.table = !writable;  // the index read once, where plan_chunk_table allows
     s.what = what();
     chunks = std::make_unique<ChunkIo>(std::move(s));

@@ -28,6 +28,7 @@
 #include "formats/hdf5/hdf5_internal.hpp"
 #include "formats/internal.hpp"
 #include "formats/plain_io.hpp"
+#include "gtranspose/machine.hpp"
 #include "gtranspose/sizes.hpp"
 #include "gtranspose/tempfile.hpp"
 
@@ -325,7 +326,7 @@ class Hdf5Sink final : public Sink {
     cs.chunk = layout_.chunk;
     cs.elem_size = info_.elem_size;
     cs.pipeline = std::move(*pipeline);
-    cs.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    cs.threads = int(usable_cores());
     cs.store_thread = true;  // codec threads hand their chunks to one thread that stores them
     cs.what = what();
     chunks_ = std::make_unique<ChunkIo>(std::move(cs));

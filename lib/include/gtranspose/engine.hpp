@@ -55,8 +55,12 @@ struct EngineHints {
   // CUDA's start and its pinned staging.
   bool codecs = false;
   // A file transposed in place: its journal's and the matrix's writes bound
-  // the run, and a machine of kCpuFileInplaceCores or more transposes its
-  // tiles faster on the CPU than the disk takes them.
+  // the run, and the CPU engine's bands of whole rows (journal_square.cpp)
+  // write them faster than the CUDA engine's tile pairs on any number of
+  // cores. 8 GiB f32 on the H100 machine's disk (docs/PERF.md, runs
+  // 195-196), bands against pairs: 1 core 18.0 s against 21.7 s, 2 cores
+  // 11.1 against 20.5, 4 cores 7.7 against 19.1, 16 cores 7.0-8.2 against
+  // 14.4-17.7 (runs 189-194).
   bool in_place_file = false;
   // Options only the CUDA engine takes ({device_mem}, {streams}, {kernel}):
   // auto keeps the GPU for them.

@@ -170,13 +170,6 @@ constexpr int journal_batches_kept(int group) { return 3 * group - 1; }
 // Slots of a journaled run: the batches the journal keeps, and four for pairs
 // being read, on the GPU, and being written.
 constexpr int journaled_slots(int kept) { return kept + 4; }
-// decide_engine's auto: a file in place goes to the CPU engine on a machine
-// of this many hardware threads or more. Run 70 (H100 machine, 16 threads,
-// 8 GiB f32): the CPU engine 15.25 s on the disk and 6.19 s on /dev/shm,
-// the CUDA engine 18.73 s and 8.29 s; the CPU transposer was busy 0.44-0.49
-// s of it. Half the threads would still transpose several times faster than
-// the journal and the matrix take the writes.
-constexpr unsigned kCpuFileInplaceCores = 8;
 // Tile buffers the CPU engine holds: out of place 2 slots of (input tile,
 // output tile); in place 2 slots of (tile, mirror tile) plus one scratch tile
 // for edge pairs, whose tiles are not square and cannot be transposed in

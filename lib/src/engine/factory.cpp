@@ -3,7 +3,6 @@
 #include <string>
 #include <thread>
 
-#include "gtranspose/machine.hpp"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/engine.hpp"
 #include "gtranspose/error.hpp"
@@ -40,10 +39,9 @@ EngineDecision decide_engine(EngineChoice requested, const EngineHints& hints) {
     if (hints.codecs)
       return {EngineKind::cpu, "the CPU engine (auto): compressed chunks, so the codecs on the CPU cores bound this "
                                "run and a GPU would only add its start and staging" + gpu};
-    const unsigned cores = usable_cores();
-    if (hints.in_place_file && cores >= kCpuFileInplaceCores)
-      return {EngineKind::cpu, "the CPU engine (auto): in place, the writes to the file and its journal bound this run "
-                               "and " + std::to_string(cores) + " cores transpose faster than they go" + gpu};
+    if (hints.in_place_file)
+      return {EngineKind::cpu, "the CPU engine (auto): in place, the writes to the file and its journal bound this run, "
+                               "and the CPU engine writes them as bands of whole rows" + gpu};
   }
   std::string why;
   if (cuda_device_count(&why) > 0) return {EngineKind::cuda, ""};

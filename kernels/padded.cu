@@ -765,7 +765,13 @@ struct PaddedTunings<1> {
   // Skew tiles (detail/skew_tile.cuh) gather 16 bytes a word from shared
   // memory one at a time: 256x64 bytes at three blocks an SM 45.9 / 44.6 /
   // 44.3% against Mis's 79.1 / 72.1 / 72.8 (run 164); at two, 38.6-40.7.
-  using SkewAlt = std::tuple<SkewCfg<1, 256, 64, 256, 3>>;
+  // T2, the store side reading a second shared tile that holds the first's
+  // transpose (4 shared loads and 8 byte permutes a 16-byte word instead of
+  // 16 loads): run 197, 256x128 bytes on 512 threads 66.8 / 62.3 / 61.5%
+  // against Mis's 79.4 / 78.1 / 76.6 (12345x6789 / 16383x16385 /
+  // 16383x32769); 128x256, 256x64 and 128x128 bytes at three or four blocks
+  // 59.4-64.0.
+  using SkewAlt = std::tuple<SkewCfg<1, 256, 64, 256, 3>, SkewCfg<1, 256, 128, 512, 2, true>>;
   using Small = SuperCfg<1, 16, 16, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<1, 64, 64, 256>;
   // 256x128 bytes per tile: run 1 (H100, 2026-11-22) 88.9% vs 87.3% for
@@ -800,7 +806,10 @@ struct PaddedTunings<2> {
   // Skew tiles (detail/skew_tile.cuh): 128x128 bytes at three blocks an SM
   // 77.7 / 77.1 / 75.4% against Mis's 82.9 / 81.9 / 81.7 (run 164); at
   // four the same, 256x128 on 512 threads 69.6-70.3.
-  using SkewAlt = std::tuple<SkewCfg<2, 128, 128, 256, 3>>;
+  // T2 (see PaddedTunings<1>): run 197, 128x256 bytes on 512 threads 76.7 /
+  // 75.3 / 75.0% against Mis's 84.0 / 83.6 / 82.8; 128x128 at three blocks
+  // 71.6-71.9, 256x128 64.0-68.2.
+  using SkewAlt = std::tuple<SkewCfg<2, 128, 128, 256, 3>, SkewCfg<2, 128, 256, 512, 2, true>>;
   using Small = SuperCfg<2, 16, 16, 64, 1, false, false, false>;
   using ElemTile = ElemTileCfg<2, 64, 64, 256>;
   // 128x128 halves per tile, A lanes along, B lanes down: run 3, 97.2% vs
@@ -932,13 +941,15 @@ std::string cfg_params() {
 template <class Cfg>
 std::string skew_name(const std::string& base) {
   return base + "-misaligned-skew-" + std::to_string(Cfg::TR) + "x" + std::to_string(Cfg::TCB) + "B-" +
-         std::to_string(Cfg::THREADS) + "t" + (Cfg::MINB > 1 ? "-minb" + std::to_string(Cfg::MINB) : "");
+         std::to_string(Cfg::THREADS) + "t" + (Cfg::MINB > 1 ? "-minb" + std::to_string(Cfg::MINB) : "") +
+         (Cfg::T2 ? "-t2" : "");
 }
 
 template <class Cfg>
 std::string skew_params() {
   return "skew tiles of " + std::to_string(Cfg::TR) + "x" + std::to_string(Cfg::TC) + " elements (" +
-         std::to_string(Cfg::SMEM) + " B shared), " + std::to_string(Cfg::THREADS) + " threads";
+         std::to_string(Cfg::SMEM) + " B shared), " + std::to_string(Cfg::THREADS) + " threads" +
+         (Cfg::T2 ? ", stored from a transposed copy in shared memory" : "");
 }
 
 // The misaligned path's tiles, described: skew or super tiles.

@@ -44,6 +44,20 @@
 // not what held 1- and 2-byte skew tiles back; the per-word cost of their
 // gathers (16 or 8 shared loads and 12 or 4 byte permutes a word) is the
 // likelier limit (not profiled). That layout is not kept.
+//
+// T2 (SkewCfg's last parameter) takes that per-word cost away: after the
+// load, skew_transpose turns the tile into a second shared tile, its
+// transpose, 4 x 4 bytes (2 x 2 halves) at a time (4 shared loads, 8 byte
+// permutes, 4 shared stores), and each output word is then 16 bytes of a
+// transposed row, read as they lie (five 4-byte loads, four funnel shifts),
+// both passes free of bank conflicts. Run 197: u8 61.5-66.8% and f16
+// 75.0-76.7% (the best tilings), against 42.3-44.4 and 69.9-73.8 for the
+// gathers above, but the register path still leads at 76.6-79.4 and
+// 82.8-84.0; in place, T2 pairs lost to both (u8 32769^2 51.0 and 45.1
+// against 62.0, f16 23169^2 55.9-63.4 against 70.3). So the gather's
+// instructions were not all of it; the extra pass and its barrier (no load
+// in flight while a tile is turned) are the likelier cost, not profiled. T2
+// stays a variant of `padded` for 1- and 2-byte elements.
 #pragma once
 #include <type_traits>
 
@@ -52,21 +66,45 @@
 
 namespace gt::kernels::detail {
 
+// The smallest multiple of 4 of at least `bytes` whose count of 4-byte units
+// is `residue` modulo `mod`: a shared row pitch that spreads the lanes of a
+// warp over the banks (skew_transpose).
+constexpr int pitch_units(int bytes, int residue, int mod) {
+  int u = (bytes + 3) / 4;
+  while (u % mod != residue) ++u;
+  return 4 * u;
+}
+
 // TR x (TCB / S) elements a tile (TCB bytes of each input row), THREADS
-// threads, at least MINB blocks an SM.
-template <std::size_t S_, int TR_, int TCB_, int THREADS_, int MINB_>
+// threads, at least MINB blocks an SM. T2 (1- and 2-byte elements only):
+// the store side reads a second shared tile that skew_transpose fills with
+// the transpose of the first, instead of gathering element by element.
+template <std::size_t S_, int TR_, int TCB_, int THREADS_, int MINB_, bool T2_ = false>
 struct SkewCfg {
   static constexpr std::size_t S = S_;
   static constexpr int TR = TR_, TCB = TCB_, THREADS = THREADS_, MINB = MINB_;
+  static constexpr bool T2 = T2_;
   static constexpr int TC = TCB / int(S);
   static constexpr int NW = TCB / 16;          // aligned words of a row segment (one more when it is not aligned)
   static constexpr int NO = TR * int(S) / 16;  // aligned words of an output row segment (likewise)
-  static constexpr int G = 16 / int(S);        // guard rows above and below: a partial word's other elements
+  // Guard rows above and below: a partial word's other elements (T2 keeps
+  // its guard bytes in the transposed rows instead).
+  static constexpr int G = T2 ? 0 : 16 / int(S);
+  static constexpr int RB = 4 / int(S);  // T2: rows (and columns) of a 32-bit block that skew_transpose turns
   // Bytes per shared row: a row's words land at 16 + 16w - s (w <= NW, s < 16),
-  // so 16 NW + 32 bytes, rounded to an odd number of 4-byte (8-byte) units.
-  static constexpr int PITCH = S == 8 ? TCB + 40 : TCB + 36;
+  // so 16 NW + 32 bytes, rounded to an odd number of 4-byte (8-byte) units;
+  // T2: to 32 / RB^2 units modulo 32 / RB, so that skew_transpose's reads
+  // (32 / RB blocks across x RB down a warp) fall in 32 banks.
+  static constexpr int PITCH = T2 ? pitch_units(TCB + 32, 32 / (RB * RB), 32 / RB) : S == 8 ? TCB + 40 : TCB + 36;
   static constexpr int ROWS = TR + 2 * G;
-  static constexpr std::size_t SMEM = std::size_t(ROWS) * PITCH;
+  static constexpr std::size_t A_BYTES = std::size_t(ROWS) * PITCH;
+  // T2: the transposed tile, TC rows of BP bytes, element (c, r) at
+  // A_BYTES + c BP + 16 + r S: 16 guard bytes before (a head word's other
+  // bytes), 16 + 4 after (a tail word's, and the fifth 4-byte read of a
+  // word that is not 4-byte aligned); 1 unit modulo 32 / RB, so that
+  // skew_transpose's writes fall in 32 banks.
+  static constexpr int BP = T2 ? pitch_units(TR * int(S) + 36, 1, 32 / RB) : 0;
+  static constexpr std::size_t SMEM = A_BYTES + std::size_t(T2 ? TC : 0) * BP;
   static constexpr int NA = TR * NW / THREADS;  // aligned words per thread
   static constexpr int NX = (TR + THREADS - 1) / THREADS;  // rows' extra words per thread
   static_assert(S == 1 || S == 2 || S == 4 || S == 8, "skew tiles take 1- to 8-byte elements");
@@ -75,12 +113,15 @@ struct SkewCfg {
   static_assert(NA >= 1 && NA * THREADS == TR * NW, "the words divide evenly among threads");
   static_assert(THREADS % 32 == 0 && (TC * NO) % THREADS == 0, "whole warps; the output words divide evenly");
   static_assert(SMEM >= std::size_t(TR) * (TC + 1) * S, "room for the edge tiles' element buffer");
+  static_assert(!T2 || (S <= 2 && (TCB / 4) % (32 / RB) == 0 && (TR / RB) % RB == 0 &&
+                        (TR / RB) * (TCB / 4) % THREADS == 0),
+                "T2: 1- or 2-byte elements, warps of whole blocks, the blocks divide evenly among threads");
 };
 
 template <class C>
 struct IsSkew : std::false_type {};
-template <std::size_t S, int TR, int TCB, int THREADS, int MINB>
-struct IsSkew<SkewCfg<S, TR, TCB, THREADS, MINB>> : std::true_type {};
+template <std::size_t S, int TR, int TCB, int THREADS, int MINB, bool T2>
+struct IsSkew<SkewCfg<S, TR, TCB, THREADS, MINB, T2>> : std::true_type {};
 template <class C>
 constexpr bool is_skew_v = IsSkew<C>::value;
 
@@ -243,6 +284,74 @@ __device__ __forceinline__ void skew_store(const unsigned char* sm, unsigned cha
   }
 }
 
+// T2: the transpose of the shared tile at sm (element (r, c) at sm + r PITCH
+// + 16 + c S) into the one at b (element (c, r) at b + c BP + 16 + r S), a
+// block of RB x RB elements (one 32-bit word of each of RB rows) at a time:
+// RB shared loads, byte permutes, RB shared stores. A warp takes 32 / RB
+// blocks across by RB down, which the pitches spread over the 32 banks on
+// both sides.
+template <class Cfg>
+__device__ __forceinline__ void skew_transpose(const unsigned char* sm, unsigned char* b) {
+  constexpr int RB = Cfg::RB, NCB = Cfg::TCB / 4, LC = 32 / RB, WCB = NCB / LC;
+  const unsigned char* a = sm + 16;  // element (0, 0)
+#pragma unroll 1
+  for (int k = 0; k < Cfg::TR / RB * NCB / Cfg::THREADS; ++k) {
+    const int item = int(threadIdx.x) + k * Cfg::THREADS, lane = item & 31, wi = item >> 5;
+    const int cb = wi % WCB * LC + lane % LC, rb = wi / WCB * RB + lane / LC;
+    unsigned v[RB], t[RB];
+#pragma unroll
+    for (int j = 0; j < RB; ++j) v[j] = *reinterpret_cast<const unsigned*>(a + (RB * rb + j) * Cfg::PITCH + 4 * cb);
+    if constexpr (RB == 4) {
+      // Bytes: v[j] = row j's columns 0..3; t[m] = column m's rows 0..3.
+      const unsigned p0 = __byte_perm(v[0], v[1], 0x5140), p1 = __byte_perm(v[0], v[1], 0x7362);
+      const unsigned p2 = __byte_perm(v[2], v[3], 0x5140), p3 = __byte_perm(v[2], v[3], 0x7362);
+      t[0] = __byte_perm(p0, p2, 0x5410);
+      t[1] = __byte_perm(p0, p2, 0x7632);
+      t[2] = __byte_perm(p1, p3, 0x5410);
+      t[3] = __byte_perm(p1, p3, 0x7632);
+    } else {
+      t[0] = __byte_perm(v[0], v[1], 0x5410);
+      t[1] = __byte_perm(v[0], v[1], 0x7632);
+    }
+#pragma unroll
+    for (int m = 0; m < RB; ++m) *reinterpret_cast<unsigned*>(b + (RB * cb + m) * Cfg::BP + 16 + 4 * rb) = t[m];
+  }
+}
+
+// The 16 bytes at p in shared memory, p 4-byte aligned or not: five 32-bit
+// loads and four funnel shifts.
+__device__ __forceinline__ uint4 shared_word(const unsigned char* p) {
+  const auto x = reinterpret_cast<std::uintptr_t>(p);
+  const auto* q = reinterpret_cast<const unsigned*>(x & ~std::uintptr_t(3));
+  const unsigned sh = unsigned(x & 3u) * 8u;
+  const unsigned u0 = q[0], u1 = q[1], u2 = q[2], u3 = q[3], u4 = q[4];
+  return make_uint4(__funnelshift_r(u0, u1, sh), __funnelshift_r(u1, u2, sh), __funnelshift_r(u2, u3, sh),
+                    __funnelshift_r(u3, u4, sh));
+}
+
+// T2's store side: output row c is the transposed tile's row c, so each
+// aligned output word is 16 bytes of it read as they lie.
+template <class Cfg>
+__device__ __forceinline__ void skew_store_t2(const unsigned char* b, unsigned char* out, std::uint64_t ld_b) {
+  constexpr int NO = Cfg::NO;
+#pragma unroll 2
+  for (int k = 0; k < Cfg::TC * NO / Cfg::THREADS; ++k) {
+    const int item = int(threadIdx.x) + k * Cfg::THREADS;
+    const int c = item / NO, i = item % NO;
+    const MisalignedRead q = misaligned_at(out + std::uint64_t(c) * ld_b);
+    const unsigned h = q.m;
+    unsigned char* a = const_cast<unsigned char*>(q.a);
+    const unsigned char* row = b + c * Cfg::BP + 16;  // element (c, 0)
+    const uint4 v = shared_word(row + 16 * i - int(h));
+    if (h != 0 && i == 0) {
+      store_head<Cfg::S>(a, v, h);
+      store_tail<Cfg::S>(a + 16 * NO, shared_word(row + 16 * NO - int(h)), h);
+    } else {
+      store16<false>(a + 16 * i, v);
+    }
+  }
+}
+
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     skew_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
@@ -259,7 +368,13 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
       skew_load<Cfg>(sm, in + (r0 * d.ld_in + c0) * S, d.ld_in * S, limit);
       __syncthreads();
-      skew_store<Cfg>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
+      if constexpr (Cfg::T2) {
+        skew_transpose<Cfg>(sm, sm + Cfg::A_BYTES);
+        __syncthreads();
+        skew_store_t2<Cfg>(sm + Cfg::A_BYTES, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
+      } else {
+        skew_store<Cfg>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
+      }
     } else {
       edge_tile<Cfg>(sm, in, out, d, r0, c0);
     }

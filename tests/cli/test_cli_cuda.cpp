@@ -5,8 +5,9 @@
 
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/cli_util.hpp"
-#include "gtranspose/machine.hpp"
 #include "gtranspose/plan.hpp"
 #include "support/gpu.hpp"
 
@@ -111,4 +112,38 @@ TEST(CudaEngineAuto, ChoosesByWhatBoundsTheRun) {
   // Transposed twice in place: the matrix it began as.
   Result v = gtgen({"--verify", raw, "--seed", "3", "-q", "--shape", "300x300", "--dtype", "f32"});
   EXPECT_EQ(v.exit_code, 0) << why(v);
+}
+
+// --bench on the GPU: every row of a case (the copy, each kernel, the peers)
+// is timed in rounds, one repetition of each in turn, and each verified
+// afterwards on every buffer it wrote; an odd shape small enough to rotate
+// many buffers, and the random-shape sweep, must come back with every row
+// run and verified (or skipped by design, saying why).
+TEST(CudaBench, EveryRowRunsAndVerifies) {
+  GT_SKIP_WITHOUT_GPU();
+  const auto check = [](const Result& r, const char* what) {
+    ASSERT_EQ(r.exit_code, 0) << what << ": " << why(r);
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(j.at("rows").empty()) << what;
+    int ran = 0;
+    for (const char* key : {"rows", "shape_rows"}) {
+      if (!j.contains(key)) continue;
+      for (const auto& row : j.at(key)) {
+        const std::string status = row.at("status");
+        EXPECT_NE(status, "failed") << what << ": " << row.dump();
+        if (status != "ok") continue;
+        ++ran;
+        EXPECT_TRUE(row.at("verified").get<bool>()) << what << ": " << row.dump();
+        EXPECT_GT(row.at("pct_of_copy").get<double>(), 0) << what << ": " << row.dump();
+        EXPECT_GT(row.at("median_ms").get<double>(), 0) << what << ": " << row.dump();
+      }
+    }
+    EXPECT_GE(ran, 3) << what << ": the copy, a kernel and a peer at least";
+  };
+  check(gtranspose({"--bench", "--engine", "cuda", "--kernel", "all", "--dtype", "u8", "--shape", "1001x777", "--reps",
+                    "4", "--json", "-", "-q"}),
+        "u8 1001x777");
+  check(gtranspose({"--bench", "--engine", "cuda", "--kernel", "padded", "--dtype", "f32", "--random-shapes", "4",
+                    "--reps", "3", "--json", "-", "-q"}),
+        "random shapes");
 }

@@ -2,10 +2,13 @@
 // in device memory beside a cudaMemcpy D2D of the same bytes, measured in the
 // same run, each result verified on the device from the position pattern.
 //
-// One row's life: poison the output (kPoison), warm up, time `reps` event
-// pairs, then verify the output left by the timed launches. Matrices smaller
-// than kRotateBytes rotate through several buffers, so a launch reads DRAM
-// rather than the L2 that the previous launch filled.
+// One case's life: every row (the copy, the kernels, the peers) warms up in
+// turn; then round r times repetition r of every row, one row after another,
+// so that a stall of the machine or a change of clocks lands on all rows
+// alike; then each row's output is poisoned (kPoison), written once and
+// verified. Matrices smaller than kRotateBytes rotate through several
+// buffers, each launch (whichever row's) taking the next, so a launch reads
+// DRAM rather than the L2 that the previous launch filled.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -59,6 +62,7 @@ constexpr unsigned kBlockShapes[][2] = {{32, 8},  {32, 32}, {16, 16}, {8, 8},   
 struct Slabs {
   std::uint64_t stride = 0;
   std::uint64_t nbuf = 1;
+  std::uint64_t launches = 0;  // so far, every candidate's: launch k uses buffer k mod nbuf
   DeviceBuffer in, out;
 };
 
@@ -97,105 +101,24 @@ float elapsed_ms(const Event& a, const Event& b) {
   return ms;
 }
 
-BenchRow measure(Ctx& x, const Candidate& c, Shape shape, Slabs& s, bool sweep) {
-  BenchRow row = blank_row(x, c.name, c.config, shape);
-  add_note(row, c.note);
-  const std::uint64_t bytes = checked_mul(shape.elems(), x.es, "bench matrix bytes");
-  const bool inplace = c.kind == CandidateKind::inplace;
-  if (!inplace && bytes != s.stride) throw Error(ErrorKind::internal, "bench: buffer stride differs from the matrix");
-  cudaStream_t st = x.stream.get();
-  const auto in_at = [&](std::uint64_t k) { return s.in.get() + (k % s.nbuf) * s.stride; };
-  const auto out_at = [&](std::uint64_t k) { return s.out.get() + (k % s.nbuf) * s.stride; };
-  std::uint64_t k = 0;  // launches so far: each goes to the next buffer
-  const auto launch = [&] {
-    if (inplace)
-      c.launch(out_at(k), nullptr, st);
-    else
-      c.launch(in_at(k), out_at(k), st);
-    ++k;
-  };
+// One candidate of a case: its row, and its timing while the rounds run.
+struct Entry {
+  Candidate c;
+  Shape shape;
+  BenchRow row;         // the result, or why it was not run
+  bool pending = true;  // still to be timed and verified
+  bool sweep = false;   // timed with the sweep's short budget
+  int batch = 1, reps = 0;
+  std::vector<Event> ev;  // reps event pairs
+};
 
-  // In place the output buffers are the matrices: give them the pattern, not
-  // zeros. Out of place, poison every output so unwritten elements show.
-  if (inplace) {
-    for (std::uint64_t b = 0; b < s.nbuf; ++b)
-      fill_pattern(out_at(b), shape.rows, shape.cols, x.es, x.o.seed, 1, st);
-  } else {
-    GT_CUDA_CHECK(cudaMemsetAsync(s.out.get(), kPoison, s.stride * s.nbuf, st));
-  }
-
-  // Warm-up, in two parts. First opts.warmup launches (at least one), so
-  // module loading and cuBLAS's first-call set-up never land in a timed rep.
-  // Then launches until kMinWarmupMs of GPU time has passed, so the clocks
-  // have left idle, and the time of one launch is estimated from those: it
-  // sets the batch and, in sweeps, the number of repetitions.
-  const int warm = std::max(1, x.o.warmup);
-  Event w0, w1, w2;
-  GT_CUDA_CHECK(cudaEventRecord(w0.get(), st));
-  for (int i = 0; i < warm; ++i) launch();
-  GT_CUDA_CHECK(cudaEventRecord(w1.get(), st));
-  GT_CUDA_CHECK(cudaEventSynchronize(w1.get()));
-  const double first_ms = elapsed_ms(w0, w1);
-  const double first_est = std::max(1e-4, first_ms / warm);
-  const int more = int(std::clamp<double>(std::ceil((kMinWarmupMs - first_ms) / first_est), 1, kMaxWarmupLaunches));
-  for (int i = 0; i < more; ++i) launch();
-  GT_CUDA_CHECK(cudaEventRecord(w2.get(), st));
-  GT_CUDA_CHECK(cudaEventSynchronize(w2.get()));
-  const double est = std::max(1e-4, double(elapsed_ms(w1, w2)) / more);
-  int batch = 1;
-  if (est < kBatchBelowMs) batch = int(std::min<double>(kMaxBatch, std::ceil(kBatchTargetMs / est)));
-  int reps = x.o.reps;
-  if (sweep) reps = int(std::clamp<double>(std::floor(kSweepRowBudgetMs / (est * batch)), kSweepMinReps, x.o.reps));
-  reps = std::max(1, reps);
-
-  std::vector<Event> ev(2 * std::size_t(reps));
-  for (int r = 0; r < reps; ++r) {
-    GT_CUDA_CHECK(cudaEventRecord(ev[2 * r].get(), st));
-    for (int j = 0; j < batch; ++j) launch();
-    GT_CUDA_CHECK(cudaEventRecord(ev[2 * r + 1].get(), st));
-  }
-  GT_CUDA_CHECK(cudaStreamSynchronize(st));
-  std::vector<double> ms(reps);
-  for (int r = 0; r < reps; ++r) ms[r] = elapsed_ms(ev[2 * r], ev[2 * r + 1]) / batch;
-  row.median_ms = median(ms);
-  row.min_ms = *std::min_element(ms.begin(), ms.end());
-  row.max_ms = *std::max_element(ms.begin(), ms.end());
-  row.gbps = row.median_ms > 0 ? 2.0 * double(bytes) / (row.median_ms * 1e-3) / 1e9 : 0;
-  if (batch > 1) add_note(row, std::to_string(batch) + " launches per event pair");
-
-  VerifySpec v;
-  v.rows = shape.rows;
-  v.cols = shape.cols;
-  v.elem_size = x.es;
-  v.seed = x.o.seed;
-  v.transposed = c.kind != CandidateKind::copy;
-  v.lanes = c.lanes;
-  VerifyResult res;
-  if (inplace) {
-    // Two applications restore the input, so the timed launches prove
-    // nothing: start again from the pattern and apply exactly once.
-    fill_pattern(out_at(0), shape.rows, shape.cols, x.es, x.o.seed, 1, st);
-    c.launch(out_at(0), nullptr, st);
-    res = verify_pattern(out_at(0), v, st);
-  } else {
-    v.matrices = std::min<std::uint64_t>(s.nbuf, k);
-    res = verify_pattern(s.out.get(), v, st);
-  }
-  row.verified = res.mismatches == 0;
-  row.status = row.verified ? RowStatus::ok : RowStatus::failed;
-  if (res.mismatches) {
-    std::string where = "first at out(" + std::to_string(res.first_row) + ", " + std::to_string(res.first_col) + ")";
-    if (s.nbuf > 1) where += " of buffer " + std::to_string(res.first_matrix);
-    add_note(row, "WRONG: " + std::to_string(res.mismatches) + " mismatches, " + where);
-    // Peers run beside any kernel, so `auto` brings them back too.
-    std::string again = "the bench with {kernel} " + (c.from_registry ? c.name : std::string("auto")) + " {shape} " +
-                        to_string(shape) + " {dtype} " + x.dtype + " {seed} " + std::to_string(x.o.seed);
-    if (c.from_registry) again += ", without peers";
-    if (!c.config.empty()) again += ", in the sweep (block " + c.config + ")";
-    add_note(row, "reproduce: " + again);
-  }
-  if (res.nan_only) add_note(row, std::to_string(res.nan_only) + " elements differ only in NaN payload");
-  return row;
+// Each launch takes the next buffer, whichever candidate makes it, so no
+// launch reads what the one before it left in the L2.
+void launch_next(const Candidate& c, Slabs& s, cudaStream_t st) {
+  const std::uint64_t k = s.launches++ % s.nbuf;
+  unsigned char* out = s.out.get() + k * s.stride;
+  if (c.kind == CandidateKind::inplace) c.launch(out, nullptr, st);
+  else c.launch(s.in.get() + k * s.stride, out, st);
 }
 
 // A row that was not run, saying why: by design (RowStatus::skipped), or
@@ -208,21 +131,135 @@ BenchRow not_run(const Ctx& x, const Candidate& c, Shape shape, const std::strin
   return row;
 }
 
-// measure(), except that a CUDA failure becomes the row's note. When the
-// failure broke the context (an illegal address, say), every later row says
-// so instead of running: the table so far still comes back.
-BenchRow measure_row(Ctx& x, const Candidate& c, Shape shape, Slabs& s, bool sweep) {
-  if (!x.broken.empty()) return not_run(x, c, shape, "not run: " + x.broken, RowStatus::failed);
+// fn() for entry e, except that a CUDA failure becomes e's row. When the
+// failure broke the context (an illegal address, say), every later step of
+// every entry says so instead of running: the table so far still comes back.
+template <class F>
+void guarded(Ctx& x, Entry& e, F&& fn) {
+  if (!e.pending) return;
+  if (!x.broken.empty()) {
+    e.row = not_run(x, e.c, e.shape, "not run: " + x.broken, RowStatus::failed);
+    e.pending = false;
+    return;
+  }
   try {
-    return measure(x, c, shape, s, sweep);
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::cuda) throw;
-    BenchRow row = not_run(x, c, shape, std::string("failed: ") + e.what(), RowStatus::failed);
+    fn();
+  } catch (const Error& err) {
+    if (err.kind() != ErrorKind::cuda) throw;
+    e.row = not_run(x, e.c, e.shape, std::string("failed: ") + err.what(), RowStatus::failed);
+    e.pending = false;
     cudaGetLastError();
     const cudaError_t h = cudaDeviceSynchronize();
-    if (h != cudaSuccess) x.broken = "the CUDA context broke during " + c.name + " (" + cudaGetErrorString(h) + ")";
-    return row;
+    if (h != cudaSuccess) x.broken = "the CUDA context broke during " + e.c.name + " (" + cudaGetErrorString(h) + ")";
   }
+}
+
+// Warm-up, in two parts. First opts.warmup launches (at least one), so
+// module loading and cuBLAS's first-call set-up never land in a timed rep.
+// Then launches until kMinWarmupMs of GPU time has passed, so the clocks
+// have left idle, and the time of one launch is estimated from those: it
+// sets the batch and, in sweeps, the number of repetitions.
+void warm_up(Ctx& x, Entry& e, Slabs& s) {
+  const std::uint64_t bytes = checked_mul(e.shape.elems(), x.es, "bench matrix bytes");
+  if (e.c.kind != CandidateKind::inplace && bytes != s.stride)
+    throw Error(ErrorKind::internal, "bench: buffer stride differs from the matrix");
+  cudaStream_t st = x.stream.get();
+  const int warm = std::max(1, x.o.warmup);
+  Event w0, w1, w2;
+  GT_CUDA_CHECK(cudaEventRecord(w0.get(), st));
+  for (int i = 0; i < warm; ++i) launch_next(e.c, s, st);
+  GT_CUDA_CHECK(cudaEventRecord(w1.get(), st));
+  GT_CUDA_CHECK(cudaEventSynchronize(w1.get()));
+  const double first_ms = elapsed_ms(w0, w1);
+  const double first_est = std::max(1e-4, first_ms / warm);
+  const int more = int(std::clamp<double>(std::ceil((kMinWarmupMs - first_ms) / first_est), 1, kMaxWarmupLaunches));
+  for (int i = 0; i < more; ++i) launch_next(e.c, s, st);
+  GT_CUDA_CHECK(cudaEventRecord(w2.get(), st));
+  GT_CUDA_CHECK(cudaEventSynchronize(w2.get()));
+  const double est = std::max(1e-4, double(elapsed_ms(w1, w2)) / more);
+  e.batch = 1;
+  if (est < kBatchBelowMs) e.batch = int(std::min<double>(kMaxBatch, std::ceil(kBatchTargetMs / est)));
+  int reps = x.o.reps;
+  if (e.sweep) reps = int(std::clamp<double>(std::floor(kSweepRowBudgetMs / (est * e.batch)), kSweepMinReps, x.o.reps));
+  e.reps = std::max(1, reps);
+  e.ev = std::vector<Event>(2 * std::size_t(e.reps));
+}
+
+// The row from e's timed repetitions, then its output verified: out of
+// place every buffer poisoned and written once by e, in place the matrix
+// refilled and transposed once (two applications restore the input, so the
+// timed launches prove nothing).
+void finish(Ctx& x, Entry& e, Slabs& s) {
+  cudaStream_t st = x.stream.get();
+  BenchRow row = blank_row(x, e.c.name, e.c.config, e.shape);
+  add_note(row, e.c.note);
+  std::vector<double> ms(std::size_t(e.reps));
+  for (int r = 0; r < e.reps; ++r) ms[r] = elapsed_ms(e.ev[2 * r], e.ev[2 * r + 1]) / e.batch;
+  row.median_ms = median(ms);
+  row.min_ms = *std::min_element(ms.begin(), ms.end());
+  row.max_ms = *std::max_element(ms.begin(), ms.end());
+  const std::uint64_t bytes = checked_mul(e.shape.elems(), x.es, "bench matrix bytes");
+  row.gbps = row.median_ms > 0 ? 2.0 * double(bytes) / (row.median_ms * 1e-3) / 1e9 : 0;
+  if (e.batch > 1) add_note(row, std::to_string(e.batch) + " launches per event pair");
+
+  VerifySpec v;
+  v.rows = e.shape.rows;
+  v.cols = e.shape.cols;
+  v.elem_size = x.es;
+  v.seed = x.o.seed;
+  v.transposed = e.c.kind != CandidateKind::copy;
+  v.lanes = e.c.lanes;
+  VerifyResult res;
+  if (e.c.kind == CandidateKind::inplace) {
+    fill_pattern(s.out.get(), e.shape.rows, e.shape.cols, x.es, x.o.seed, 1, st);
+    e.c.launch(s.out.get(), nullptr, st);
+    res = verify_pattern(s.out.get(), v, st);
+  } else {
+    GT_CUDA_CHECK(cudaMemsetAsync(s.out.get(), kPoison, s.stride * s.nbuf, st));
+    for (std::uint64_t b = 0; b < s.nbuf; ++b) e.c.launch(s.in.get() + b * s.stride, s.out.get() + b * s.stride, st);
+    v.matrices = s.nbuf;
+    res = verify_pattern(s.out.get(), v, st);
+  }
+  row.verified = res.mismatches == 0;
+  row.status = row.verified ? RowStatus::ok : RowStatus::failed;
+  if (res.mismatches) {
+    std::string where = "first at out(" + std::to_string(res.first_row) + ", " + std::to_string(res.first_col) + ")";
+    if (s.nbuf > 1) where += " of buffer " + std::to_string(res.first_matrix);
+    add_note(row, "WRONG: " + std::to_string(res.mismatches) + " mismatches, " + where);
+    // Peers run beside any kernel, so `auto` brings them back too.
+    std::string again = "the bench with {kernel} " + (e.c.from_registry ? e.c.name : std::string("auto")) +
+                        " {shape} " + to_string(e.shape) + " {dtype} " + x.dtype + " {seed} " + std::to_string(x.o.seed);
+    if (e.c.from_registry) again += ", without peers";
+    if (!e.c.config.empty()) again += ", in the sweep (block " + e.c.config + ")";
+    add_note(row, "reproduce: " + again);
+  }
+  if (res.nan_only) add_note(row, std::to_string(res.nan_only) + " elements differ only in NaN payload");
+  e.row = std::move(row);
+  e.pending = false;
+}
+
+// Every entry of a case timed in rounds: each warms up in turn, then round r
+// times repetition r of every entry, one after another, so that a stall of
+// the machine or a change of clocks lands on all of them alike rather than
+// on the reps of one. Then each is verified.
+void measure_all(Ctx& x, std::vector<Entry>& entries, Slabs& s) {
+  cudaStream_t st = x.stream.get();
+  for (Entry& e : entries) guarded(x, e, [&] { warm_up(x, e, s); });
+  int rounds = 0;
+  for (const Entry& e : entries)
+    if (e.pending) rounds = std::max(rounds, e.reps);
+  for (int r = 0; r < rounds; ++r)
+    for (Entry& e : entries)
+      if (e.pending && r < e.reps)
+        guarded(x, e, [&] {
+          GT_CUDA_CHECK(cudaEventRecord(e.ev[2 * r].get(), st));
+          for (int j = 0; j < e.batch; ++j) launch_next(e.c, s, st);
+          GT_CUDA_CHECK(cudaEventRecord(e.ev[2 * r + 1].get(), st));
+        });
+  const cudaError_t sync = cudaStreamSynchronize(st);
+  if (sync != cudaSuccess && x.broken.empty())
+    x.broken = std::string("the CUDA context broke while the rounds ran (") + cudaGetErrorString(sync) + ")";
+  for (Entry& e : entries) guarded(x, e, [&] { finish(x, e, s); });
 }
 
 CandidateKind kind_of(kernels::Kind k) {
@@ -333,12 +370,25 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
   fill_pattern(s.in.get(), shape.rows, shape.cols, x.es, x.o.seed, nbuf, x.stream.get());
   cross_check_fill(x, s, shape);
 
-  const std::size_t first = out.rows.size();
-  out.rows.push_back(measure_row(x, ref, shape, s, sweep));
-  if (nbuf > 1) {
-    add_note(out.rows.back(), "each row rotates " + std::to_string(nbuf) + " buffer pairs (" + format_bytes(need) +
-                                  ") past the " + format_bytes(x.l2_bytes) + " L2");
-  }
+  // In place the output buffers are the matrices: they hold the pattern, not
+  // zeros, from the start (then whatever the candidates before wrote).
+  fill_pattern(s.out.get(), shape.rows, shape.cols, x.es, x.o.seed, nbuf, x.stream.get());
+
+  std::vector<Entry> entries;
+  const auto add = [&](const Candidate& c, Shape sh, bool short_budget) {
+    Entry e;
+    e.c = c;
+    e.shape = sh;
+    e.sweep = short_budget;
+    entries.push_back(std::move(e));
+  };
+  const auto add_row = [&](BenchRow row) {
+    Entry e;
+    e.row = std::move(row);
+    e.pending = false;
+    entries.push_back(std::move(e));
+  };
+  add(ref, shape, sweep);
 
   for (const kernels::KernelInfo* k : x.kernels) {
     const Shape ks = shape_for(*k, x.es, shape);
@@ -347,12 +397,9 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
     if (ks != shape) c.note = "square " + to_string(ks) + ": in place needs a square";
     add_note_to(c.note, x.auto_note);
     std::string why;
-    if (!k->supports(p, &why)) {
-      out.rows.push_back(
-          not_run(x, c, ks, "skipped: " + (why.empty() ? std::string("not supported") : why), RowStatus::skipped));
-      continue;
-    }
-    out.rows.push_back(measure_row(x, c, ks, s, sweep));
+    if (!k->supports(p, &why))
+      add_row(not_run(x, c, ks, "skipped: " + (why.empty() ? std::string("not supported") : why), RowStatus::skipped));
+    else add(c, ks, sweep);
   }
 
   if (x.o.peers) {
@@ -363,9 +410,9 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
       if (e.kind() != ErrorKind::cuda) throw;
       Candidate c;
       c.name = "cuBLAS";
-      out.rows.push_back(not_run(x, c, shape, std::string("peers not set up: ") + e.what(), RowStatus::skipped));
+      add_row(not_run(x, c, shape, std::string("peers not set up: ") + e.what(), RowStatus::skipped));
     }
-    for (const Candidate& c : peers) out.rows.push_back(measure_row(x, c, shape, s, sweep));
+    for (const Candidate& c : peers) add(c, shape, sweep);
   }
 
   if (block_sweep) {
@@ -379,10 +426,17 @@ void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_swee
         p.block_x = b[0];
         p.block_y = b[1];
         if (!k->supports(p, nullptr)) continue;
-        Candidate c = kernel_candidate(*k, p, std::to_string(b[0]) + "x" + std::to_string(b[1]));
-        out.rows.push_back(measure_row(x, c, ks, s, true));
+        add(kernel_candidate(*k, p, std::to_string(b[0]) + "x" + std::to_string(b[1])), ks, true);
       }
     }
+  }
+
+  measure_all(x, entries, s);
+  const std::size_t first = out.rows.size();
+  for (Entry& e : entries) out.rows.push_back(std::move(e.row));
+  if (nbuf > 1) {
+    add_note(out.rows[first], "each row rotates " + std::to_string(nbuf) + " buffer pairs (" + format_bytes(need) +
+                                  ") past the " + format_bytes(x.l2_bytes) + " L2");
   }
 
   const double ref_gbps = out.rows[first].gbps;

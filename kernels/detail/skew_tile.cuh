@@ -258,26 +258,48 @@ __device__ __forceinline__ void skew_load(unsigned char* sm, const unsigned char
   skew_stash<Cfg>(g, sm, in, ld_b, limit);
 }
 
-// Stores the transpose of the shared tile: output rows out, out + ld_b, ...
-// (TC of them), TR elements each.
+// The 16 bytes at p in shared memory, p 4-byte aligned or not: five 32-bit
+// loads and four funnel shifts.
+__device__ __forceinline__ uint4 shared_word(const unsigned char* p) {
+  const auto x = reinterpret_cast<std::uintptr_t>(p);
+  const auto* q = reinterpret_cast<const unsigned*>(x & ~std::uintptr_t(3));
+  const unsigned sh = unsigned(x & 3u) * 8u;
+  const unsigned u0 = q[0], u1 = q[1], u2 = q[2], u3 = q[3], u4 = q[4];
+  return make_uint4(__funnelshift_r(u0, u1, sh), __funnelshift_r(u1, u2, sh), __funnelshift_r(u2, u3, sh),
+                    __funnelshift_r(u3, u4, sh));
+}
+
+// Aligned word w of output row c, whose segment starts h bytes into its
+// first word: gathered down column c of the tile at sm (word w holds tile
+// rows (16 w - h) / S on), or with T2 read from row c of the transposed
+// tile at sm.
+template <class Cfg>
+__device__ __forceinline__ uint4 skew_word(const unsigned char* sm, int c, int w, unsigned h) {
+  if constexpr (Cfg::T2) {
+    return shared_word(sm + c * Cfg::BP + 16 + 16 * w - int(h));
+  } else {
+    constexpr int P = Cfg::PITCH;
+    return skew_gather<Cfg::S, P>(sm + Cfg::G * P + 16 + c * int(Cfg::S) + (16 * w - int(h)) / int(Cfg::S) * P);
+  }
+}
+
+// Stores the transpose of the shared tile (T2: the transposed tile):
+// output rows out, out + ld_b, ... (TC of them), TR elements each.
 template <class Cfg>
 __device__ __forceinline__ void skew_store(const unsigned char* sm, unsigned char* out, std::uint64_t ld_b) {
   constexpr std::size_t S = Cfg::S;
-  constexpr int NO = Cfg::NO, P = Cfg::PITCH;
-  const unsigned char* top = sm + Cfg::G * P + 16;  // element (0, 0)
-#pragma unroll
+  constexpr int NO = Cfg::NO;
+#pragma unroll(Cfg::T2 ? 2 : Cfg::TC * Cfg::NO / Cfg::THREADS)
   for (int k = 0; k < Cfg::TC * NO / Cfg::THREADS; ++k) {
     const int item = int(threadIdx.x) + k * Cfg::THREADS;
     const int c = item / NO, i = item % NO;
     const MisalignedRead q = misaligned_at(out + std::uint64_t(c) * ld_b);
     const unsigned h = q.m;
     unsigned char* a = const_cast<unsigned char*>(q.a);
-    // Word i holds tile rows (16 i - h) / S on.
-    const uint4 v = skew_gather<S, P>(top + c * int(S) + (16 * i - int(h)) / int(S) * P);
+    const uint4 v = skew_word<Cfg>(sm, c, i, h);
     if (h != 0 && i == 0) {
       store_head<S>(a, v, h);
-      const uint4 t = skew_gather<S, P>(top + c * int(S) + (16 * NO - int(h)) / int(S) * P);
-      store_tail<S>(a + 16 * NO, t, h);
+      store_tail<S>(a + 16 * NO, skew_word<Cfg>(sm, c, NO, h), h);
     } else {
       store16<false>(a + 16 * i, v);
     }
@@ -318,40 +340,6 @@ __device__ __forceinline__ void skew_transpose(const unsigned char* sm, unsigned
   }
 }
 
-// The 16 bytes at p in shared memory, p 4-byte aligned or not: five 32-bit
-// loads and four funnel shifts.
-__device__ __forceinline__ uint4 shared_word(const unsigned char* p) {
-  const auto x = reinterpret_cast<std::uintptr_t>(p);
-  const auto* q = reinterpret_cast<const unsigned*>(x & ~std::uintptr_t(3));
-  const unsigned sh = unsigned(x & 3u) * 8u;
-  const unsigned u0 = q[0], u1 = q[1], u2 = q[2], u3 = q[3], u4 = q[4];
-  return make_uint4(__funnelshift_r(u0, u1, sh), __funnelshift_r(u1, u2, sh), __funnelshift_r(u2, u3, sh),
-                    __funnelshift_r(u3, u4, sh));
-}
-
-// T2's store side: output row c is the transposed tile's row c, so each
-// aligned output word is 16 bytes of it read as they lie.
-template <class Cfg>
-__device__ __forceinline__ void skew_store_t2(const unsigned char* b, unsigned char* out, std::uint64_t ld_b) {
-  constexpr int NO = Cfg::NO;
-#pragma unroll 2
-  for (int k = 0; k < Cfg::TC * NO / Cfg::THREADS; ++k) {
-    const int item = int(threadIdx.x) + k * Cfg::THREADS;
-    const int c = item / NO, i = item % NO;
-    const MisalignedRead q = misaligned_at(out + std::uint64_t(c) * ld_b);
-    const unsigned h = q.m;
-    unsigned char* a = const_cast<unsigned char*>(q.a);
-    const unsigned char* row = b + c * Cfg::BP + 16;  // element (c, 0)
-    const uint4 v = shared_word(row + 16 * i - int(h));
-    if (h != 0 && i == 0) {
-      store_head<Cfg::S>(a, v, h);
-      store_tail<Cfg::S>(a + 16 * NO, shared_word(row + 16 * NO - int(h)), h);
-    } else {
-      store16<false>(a + 16 * i, v);
-    }
-  }
-}
-
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     skew_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
@@ -371,7 +359,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
       if constexpr (Cfg::T2) {
         skew_transpose<Cfg>(sm, sm + Cfg::A_BYTES);
         __syncthreads();
-        skew_store_t2<Cfg>(sm + Cfg::A_BYTES, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
+        skew_store<Cfg>(sm + Cfg::A_BYTES, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
       } else {
         skew_store<Cfg>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
       }

@@ -3,7 +3,6 @@
 // tiles go through the GPU. Skipped with a reason where no GPU exists.
 #include <gtest/gtest.h>
 
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -139,7 +138,9 @@ TEST(CudaBench, EveryRowRunsAndVerifies) {
         ++ran;
         EXPECT_TRUE(row.at("verified").get<bool>()) << what << ": " << row.dump();
         EXPECT_GT(row.at("pct_of_copy").get<double>(), 0) << what << ": " << row.dump();
-        if (timed) EXPECT_GT(row.at("median_ms").get<double>(), 0) << what << ": " << row.dump();
+        if (timed) {
+          EXPECT_GT(row.at("median_ms").get<double>(), 0) << what << ": " << row.dump();
+        }
       }
     }
     EXPECT_GE(ran, 3) << what << ": the copy, a kernel and a peer at least";

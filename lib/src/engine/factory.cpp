@@ -1,7 +1,6 @@
 // The one place an engine is chosen and made.
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/engine.hpp"

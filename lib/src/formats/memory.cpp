@@ -3,18 +3,17 @@
 // with no state of its own, so concurrent calls on disjoint rectangles need
 // no lock; the engines run several at once to copy large matrices (a single
 // thread's memcpy is far below what the memory bus gives several).
-#include "gtranspose/machine.hpp"
 #include "gtranspose/memory.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "core/stream_copy.hpp"
 #include "formats/plain_io.hpp"
 #include "gtranspose/error.hpp"
+#include "gtranspose/machine.hpp"
 #include "gtranspose/plan.hpp"
 #include "gtranspose/sizes.hpp"
 

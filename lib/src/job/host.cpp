@@ -1,7 +1,6 @@
 // The host-memory API (host.hpp): checks the caller's arrays, wraps them as
 // memory Sources, Sinks and InplaceMatrices (memory.hpp) and runs the engine
 // the request resolves to, exactly as run_job does for files.
-#include "gtranspose/machine.hpp"
 #include "gtranspose/host.hpp"
 
 #include <sys/mman.h>
@@ -13,7 +12,6 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "core/team.hpp"
 #include "gtranspose/cuda.hpp"
@@ -21,6 +19,7 @@
 #include "gtranspose/inplace_writer.hpp"
 #include "gtranspose/job.hpp"
 #include "gtranspose/journal.hpp"
+#include "gtranspose/machine.hpp"
 #include "gtranspose/memory.hpp"
 #include "gtranspose/plan.hpp"
 #include "gtranspose/sizes.hpp"

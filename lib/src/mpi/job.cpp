@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "core/stages.hpp"
-#include "gtranspose/machine.hpp"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/journal.hpp"
+#include "gtranspose/machine.hpp"
 #include "gtranspose/mpi.hpp"
 #include "gtranspose/sizes.hpp"
 #include "mpi/agree.hpp"

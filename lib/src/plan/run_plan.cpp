@@ -3,8 +3,8 @@
 #include <numeric>
 #include <string>
 
-#include "gtranspose/machine.hpp"
 #include "gtranspose/error.hpp"
+#include "gtranspose/machine.hpp"
 #include "gtranspose/plan.hpp"
 #include "gtranspose/sizes.hpp"
 

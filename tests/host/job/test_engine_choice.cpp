@@ -6,9 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <thread>
 
-#include "gtranspose/machine.hpp"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/engine.hpp"
 #include "gtranspose/matrix.hpp"

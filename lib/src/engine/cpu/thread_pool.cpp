@@ -1,4 +1,5 @@
 #include "engine/cpu/thread_pool.hpp"
+
 #include "gtranspose/machine.hpp"
 
 namespace gt::cpu {

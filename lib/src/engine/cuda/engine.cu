@@ -6,16 +6,15 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "engine/cuda/engine.hpp"
 #include "engine/cuda/kernel_choice.hpp"
 #include "engine/cuda/staging.cuh"
 #include "engine/cuda/streamer.cuh"
-#include "gtranspose/machine.hpp"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/kernels.hpp"
+#include "gtranspose/machine.hpp"
 
 namespace gt::cuda {
 

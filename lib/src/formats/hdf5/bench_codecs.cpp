@@ -5,15 +5,14 @@
 #include <chrono>
 #include <cstdio>
 #include <sstream>
-#include <thread>
 
 #include "formats/codecs/pool.hpp"
 #include "formats/hdf5/chunks.hpp"
 #include "formats/internal.hpp"
 #include "formats/plain_io.hpp"
-#include "gtranspose/machine.hpp"
 #include "gtranspose/codec_bench.hpp"
 #include "gtranspose/format.hpp"
+#include "gtranspose/machine.hpp"
 #include "gtranspose/report.hpp"
 
 namespace gt {

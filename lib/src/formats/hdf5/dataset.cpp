@@ -12,14 +12,13 @@
 // on the opened file uses them only when that is the opened file, and in
 // place is refused for data stored anywhere else.
 #include <optional>
-#include "gtranspose/machine.hpp"
-#include <thread>
 #include <vector>
 
 #include "formats/hdf5/chunks.hpp"
 #include "formats/hdf5/hdf5_internal.hpp"
 #include "formats/internal.hpp"
 #include "formats/plain_io.hpp"
+#include "gtranspose/machine.hpp"
 
 namespace gt::fmt {
 namespace h5 {

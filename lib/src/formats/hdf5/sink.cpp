@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "formats/hdf5/chunks.hpp"

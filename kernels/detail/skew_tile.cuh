@@ -54,10 +54,14 @@
 // 75.0-76.7% (the best tilings), against 42.3-44.4 and 69.9-73.8 for the
 // gathers above, but the register path still leads at 76.6-79.4 and
 // 82.8-84.0; in place, T2 pairs lost to both (u8 32769^2 51.0 and 45.1
-// against 62.0, f16 23169^2 55.9-63.4 against 70.3). So the gather's
-// instructions were not all of it; the extra pass and its barrier (no load
-// in flight while a tile is turned) are the likelier cost, not profiled. T2
-// stays a variant of `padded` for 1- and 2-byte elements.
+// against 62.0, f16 23169^2 55.9-63.4 against 70.3). Nsight (runs 202-203,
+// u8 16383x16385, each launch alone) says why: T2 issues 164 M warp
+// instructions against the register path's 115 M, at 11.0 cycles an
+// instruction against 13.9, with fewer barrier and memory stalls per issue
+// (0.70 and 1.90 against 0.99 and 3.04): it is bound by its instructions,
+// which its index and 64-bit address arithmetic dominate, not by the shared
+// accesses the design counted. T2 stays a variant of `padded` for 1- and
+// 2-byte elements.
 #pragma once
 #include <type_traits>
 
@@ -261,9 +265,11 @@ __device__ __forceinline__ void skew_load(unsigned char* sm, const unsigned char
 // The 16 bytes at p in shared memory, p 4-byte aligned or not: five 32-bit
 // loads and four funnel shifts.
 __device__ __forceinline__ uint4 shared_word(const unsigned char* p) {
-  const auto x = reinterpret_cast<std::uintptr_t>(p);
-  const auto* q = reinterpret_cast<const unsigned*>(x & ~std::uintptr_t(3));
-  const unsigned sh = unsigned(x & 3u) * 8u;
+  // The offset from p itself (not a round trip through an integer), so the
+  // loads stay shared-memory loads rather than generic ones.
+  const unsigned o = unsigned(reinterpret_cast<std::uintptr_t>(p)) & 3u;
+  const auto* q = reinterpret_cast<const unsigned*>(p - o);
+  const unsigned sh = o * 8u;
   const unsigned u0 = q[0], u1 = q[1], u2 = q[2], u3 = q[3], u4 = q[4];
   return make_uint4(__funnelshift_r(u0, u1, sh), __funnelshift_r(u1, u2, sh), __funnelshift_r(u2, u3, sh),
                     __funnelshift_r(u3, u4, sh));

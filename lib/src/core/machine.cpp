@@ -162,13 +162,21 @@ unsigned affinity_cores() {
 
 unsigned online_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-unsigned usable_cores() {
-  unsigned n = affinity_cores();
-  if (n == 0) n = online_cores();
-  const double quota = read_cgroup_limits().cpus;
-  if (quota > 0) n = std::min(n, unsigned(std::max(1.0, std::ceil(quota))));
+namespace {
+
+// The cores and RAM that an affinity of `affinity` cores and these limits leave.
+unsigned cores_within(unsigned affinity, const CgroupLimits& l) {
+  unsigned n = affinity ? affinity : online_cores();
+  if (l.cpus > 0) n = std::min(n, unsigned(std::max(1.0, std::ceil(l.cpus))));
   return std::max(1u, n);
 }
+std::uint64_t ram_within(std::uint64_t ram, const CgroupLimits& l) {
+  return l.memory && (ram == 0 || l.memory < ram) ? l.memory : ram;
+}
+
+}  // namespace
+
+unsigned usable_cores() { return cores_within(affinity_cores(), read_cgroup_limits()); }
 
 std::uint64_t physical_ram_bytes() {
   long pages = sysconf(_SC_PHYS_PAGES);
@@ -177,21 +185,17 @@ std::uint64_t physical_ram_bytes() {
   return std::uint64_t(pages) * std::uint64_t(page);
 }
 
-std::uint64_t usable_ram_bytes() {
-  const std::uint64_t ram = physical_ram_bytes(), limit = read_cgroup_limits().memory;
-  if (limit && (ram == 0 || limit < ram)) return limit;
-  return ram;
-}
+std::uint64_t usable_ram_bytes() { return ram_within(physical_ram_bytes(), read_cgroup_limits()); }
 
 std::string machine_text() {
-  const unsigned online = online_cores(), affinity = affinity_cores(), usable = usable_cores();
-  const CgroupLimits l = read_cgroup_limits();
+  const CgroupLimits l = read_cgroup_limits();  // read once for both lines
+  const unsigned online = online_cores(), affinity = affinity_cores(), usable = cores_within(affinity, l);
   std::string t = std::to_string(usable) + " of " + std::to_string(online) + " cores";
   if (usable < online) {
     const bool by_quota = l.cpus > 0 && usable < (affinity ? affinity : online);
     t += by_quota ? " (cgroup CPU quota)" : " (CPU affinity)";
   }
-  const std::uint64_t ram = physical_ram_bytes(), use = usable_ram_bytes();
+  const std::uint64_t ram = physical_ram_bytes(), use = ram_within(ram, l);
   if (use && use < ram) t += ", " + format_bytes(use) + " of " + format_bytes(ram) + " RAM (cgroup memory limit)";
   else if (ram) t += ", " + format_bytes(ram) + " RAM";
   return t;

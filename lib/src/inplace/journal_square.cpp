@@ -200,44 +200,35 @@ void Journal::square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
     return std::memcmp(tr.magic, kTrailerMagic, sizeof kTrailerMagic) == 0 && tr.sum == trailer_sum(tr) &&
            tr.band == j && tr.block == i && tr.bytes == bytes && tr.data_sum == chunked_digest(blk, bytes, threads);
   };
-  // What a refusal says of block (j, i) that failed its checksum.
-  const auto bad_block = [&](std::uint64_t j, std::uint64_t i) {
-    return "its copy of rows " + std::to_string(j * t) + "-" + std::to_string(j * t + rows_of(j) - 1) + ", columns " +
-           std::to_string(i * t) + "-" + std::to_string(i * t + rows_of(i) - 1) + " fails its checksum";
-  };
-  // A band built: its checksums as it was and as it becomes, where the time
-  // went, and (recovery) which of the journal's blocks failed.
+  // A band built: its checksums as it was and as it becomes, and where the
+  // time went.
   struct Built {
     std::uint64_t a_sum = 0, out_sum = 0;
     double read_s = 0, permute_s = 0;
-    std::string bad;
   };
   // Band k read into was and its new content built in now: block (j, k),
   // transposed, for every band j. prev_was: band k - 1 as it was (its block
   // (k - 1, k) is taken from there, its slot maybe still being written);
-  // verify (recovery): every block from the journal, checked.
+  // recover: band k partly rewritten and already in was, so its diagonal
+  // block too comes from the journal (whose blocks the resume verified
+  // before any write).
   const auto build = [&](std::uint64_t k, unsigned char* was, unsigned char* now, const unsigned char* prev_was,
-                         bool verify) {
+                         bool recover) {
     Built b;
     const std::uint64_t h = rows_of(k), bytes = h * N * es;
-    timed(b.read_s, [&] { read_rows(k * t, 0, h, N, was); });
+    if (!recover) timed(b.read_s, [&] { read_rows(k * t, 0, h, N, was); });
     for (std::uint64_t j = 0; j < n; ++j) {
       const std::uint64_t hj = rows_of(j);
       const unsigned char* src = build_blk;
       std::uint64_t ld = h;
-      if (j == k && !verify) {
+      if (j == k && !recover) {
         src = was + k * t * es;  // the diagonal block, in the band as read
         ld = N;
       } else if (j + 1 == k && prev_was) {
         src = prev_was + k * t * es;
         ld = N;
       } else if (j <= k) {
-        bool ok = true;
-        timed(b.read_s, [&] { ok = read_block(j, k, build_blk, verify); });
-        if (!ok) {
-          b.bad = bad_block(j, k);
-          return b;
-        }
+        timed(b.read_s, [&] { read_block(j, k, build_blk, false); });
       } else {
         timed(b.read_s, [&] { read_rows(j * t, k * t, hj, h, build_blk); });
       }
@@ -304,12 +295,12 @@ void Journal::square_bands(InplaceMatrix& whole, const SquareBandPlan& plan) {
         bool ok = true;
         timed(band_read_secs_, [&] { ok = read_block(j, i, build_blk, true); });
         if (!ok)
-          throw damaged(bad_block(j, i));
+          throw damaged("its copy of rows " + std::to_string(j * t) + "-" + std::to_string(j * t + rows_of(j) - 1) +
+                        ", columns " + std::to_string(i * t) + "-" + std::to_string(i * t + rows_of(i) - 1) +
+                        " fails its checksum");
       }
     if (rebuild) {
-      const Built b = build(k, was, now_buf[0].data(), nullptr, true);
-      account(b);
-      if (!b.bad.empty()) throw damaged(b.bad);
+      account(build(k, was, now_buf[0].data(), nullptr, true));
       write_band(k, now_buf[0].data());
     }
     if (rebuild || complete) {

@@ -436,166 +436,6 @@ __global__ void __launch_bounds__(kThreads) rinv_kernel(std::uint32_t* rinv, rec
   for (u64 i = i0; i < mp.m; i += step, it.advance(mp)) rinv[it.value(mp)] = std::uint32_t(i);
 }
 
-// The column permutation staged through L2 (`staged_kernel`): the columns
-// go in groups of W, W elements making a piece of kStagedPieceBytes in each
-// row. A group's pieces are copied ("gathered") to a scratch buffer, m rows
-// of W, then written back ("scattered"): output row i's piece of group k
-// (columns j0 .. j0 + W) is the buffer's diagonal from row t = (R(i) + j0)
-// mod m: element e from buffer row (t + e) mod m. A scatter item stages T + W
-// - 1 consecutive buffer rows in shared memory and writes the T diagonals
-// that start in its first T rows, each to its row rinv[(t - j0) mod m], one
-// warp a piece. Buffers hold kStagedBuffers groups (so the gathers of one
-// group overlap the scatters of the one before), all of them small enough
-// to stay in L2: so the matrix is read once and written once by DRAM, each
-// time in whole pieces, while the buffers' traffic stays in L2. No cluster
-// holds a column: the blocks run at full occupancy and take items in order
-// from a counter (rect::staged_item); an item that needs another (a scatter
-// its group's gathers, a gather the scatters of the group its buffer held)
-// waits on that group's counter, which only earlier items raise.
-constexpr unsigned kStagedThreads = 256;
-constexpr unsigned kStagedBuffers = 3;  // the default; GT_TEST_RECT_STAGED_BUFFERS for the timing test
-constexpr u32 kStagedGatherRows = 64;
-constexpr u32 kStagedDiagonals = 128;
-constexpr u64 kStagedPieceBytes = 256;
-
-struct StagedArgs {
-  u64 n = 0;
-  u32 m = 0;
-  u32 width = 1;    // W, a power of two
-  unsigned wshift = 0;
-  u32 diagonals = 1;  // T
-  rect::StagedOrder order;
-  u64 buf_elems = 0;  // one buffer: m * W
-  unsigned long long* counters = nullptr;  // the items' ticket, then each buffer's gathers and scatters done
-};
-
-template <class E>
-__device__ __forceinline__ E load_streaming(const E* p) {
-  if constexpr (sizeof(E) == 8)
-    return E(__ldcs(reinterpret_cast<const unsigned long long*>(p)));
-  else
-    return __ldcs(p);
-}
-template <class E>
-__device__ __forceinline__ void store_streaming(E* p, E v) {
-  if constexpr (sizeof(E) == 8)
-    __stcs(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
-  else
-    __stcs(p, v);
-}
-
-// Thread 0 waits until *count reaches `target`: the items it counts are
-// done, and their writes (made before their __threadfence) are visible.
-__device__ __forceinline__ void wait_count(const unsigned long long* count, unsigned long long target) {
-  while (*reinterpret_cast<const volatile unsigned long long*>(count) < target) __nanosleep(64);
-  __threadfence();
-}
-
-template <class E>
-__global__ void __launch_bounds__(kStagedThreads, 4) staged_kernel(E* d, E* buf, const u32* __restrict__ rinv,
-                                                                      StagedArgs g) {
-  constexpr u32 kPerWord = 16 / sizeof(E);
-  constexpr int kDeep = 4;  // 16-byte staging loads in flight per thread (8 spilled at 64 registers)
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  E* s = reinterpret_cast<E*>(smem_raw);
-  uint4* sw = reinterpret_cast<uint4*>(smem_raw);
-  const u32 m = g.m, W = g.width, T = g.diagonals;
-  u32* table = reinterpret_cast<u32*>(smem_raw + std::size_t(T + W - 1) * W * sizeof(E));
-  // The next item's number is taken while this one runs (two slots in turn:
-  // slot `turn` is written during an item and read after its last barrier).
-  __shared__ unsigned long long taken[2];
-  unsigned long long* const ticket = g.counters;
-  unsigned long long* const gathered = g.counters + 1;
-  unsigned long long* const scattered = g.counters + 1 + g.order.buffers;
-  const u64 n = g.n, items = rect::staged_items(g.order);
-  if (threadIdx.x == 0) taken[0] = atomicAdd(ticket, 1ull);
-  __syncthreads();
-  for (unsigned turn = 1;; turn ^= 1) {
-    const u64 x = taken[turn ^ 1];
-    if (x >= items) return;
-    if (threadIdx.x == 0) taken[turn] = atomicAdd(ticket, 1ull);
-    const rect::StagedItem it = rect::staged_item(g.order, x);
-    const unsigned b = unsigned(it.group % g.order.buffers);
-    const u64 use = it.group / g.order.buffers;  // the buffer's uses before this group's
-    E* const bf = buf + b * g.buf_elems;
-    const u64 j0 = it.group << g.wshift;
-    const u32 wk = u32(min(u64(W), n - j0));
-    if (!it.scatter) {
-      if (threadIdx.x == 0 && use > 0) wait_count(scattered + b, use * g.order.scatter);
-      __syncthreads();
-      const u32 r0 = u32(it.chunk) * kStagedGatherRows, rows = min(kStagedGatherRows, m - r0);
-      const u32 e = threadIdx.x & (W - 1), rstep = kStagedThreads >> g.wshift;
-      if (e < wk) {
-        constexpr int U = unroll_of<sizeof(E)>();
-        const E* from = d + u64(r0) * n + j0 + e;
-        E* to = bf + u64(r0) * W + e;
-        for (u32 r = threadIdx.x >> g.wshift; r < rows; r += U * rstep) {
-          E v[U];
-#pragma unroll
-          for (int u = 0; u < U; ++u)
-            if (r + u * rstep < rows) v[u] = load_streaming(from + u64(r + u * rstep) * n);
-#pragma unroll
-          for (int u = 0; u < U; ++u)
-            if (r + u * rstep < rows) to[u64(r + u * rstep) * W] = v[u];
-        }
-      }
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(gathered + b, 1ull);
-      }
-    } else {
-      if (threadIdx.x == 0) wait_count(gathered + b, (use + 1) * g.order.gather);
-      __syncthreads();
-      const u32 t0 = u32(it.chunk) * T, count = min(T, m - t0), rows = count + W - 1;
-      // Buffer rows t0 .. t0 + rows - 1 (mod m) into shared memory, 16-byte
-      // words from L2 (.cg: no SM's L1 may hold a buffer's earlier use),
-      // kDeep loads in flight before any is stored.
-      const u32 words = W / kPerWord;  // a piece's words: W * S / 16
-      const u32 total = rows * words;
-      for (u32 q0 = threadIdx.x; q0 < total; q0 += kDeep * kStagedThreads) {
-        uint4 v[kDeep];
-#pragma unroll
-        for (int u = 0; u < kDeep; ++u) {
-          const u32 q = q0 + u * kStagedThreads;
-          if (q < total) {
-            const u32 xr = q / words, w = q - xr * words;
-            const u32 r = (t0 + xr) % m;
-            v[u] = __ldcg(reinterpret_cast<const uint4*>(bf + u64(r) * W) + w);
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < kDeep; ++u)
-          if (q0 + u * kStagedThreads < total) sw[q0 + u * kStagedThreads] = v[u];
-      }
-      const u32 tbase = u32((u64(t0) + m - j0 % m) % m);
-      for (u32 xr = threadIdx.x; xr < count; xr += kStagedThreads) {
-        u32 t = tbase + xr;
-        if (t >= m) t -= m;
-        table[xr] = rinv[t];
-      }
-      __syncthreads();
-      // One warp a piece (two for 16-byte elements, 16 lanes each): lane e
-      // reads shared row x + e, column e (banks e mod 32: no conflicts) and
-      // the warp writes the piece's consecutive elements.
-      const u32 lanes = min(32u, W), per_warp = 32 / lanes;
-      const u32 lane = threadIdx.x & 31, e0 = lane & (lanes - 1);
-      for (u32 xr = (threadIdx.x >> 5) * per_warp + lane / lanes; xr < count; xr += (kStagedThreads / 32) * per_warp) {
-        E* to = d + u64(table[xr]) * n + j0;
-        for (u32 e = e0; e < wk; e += lanes) store_streaming(to + e, s[(xr + e) * W + e]);
-      }
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(scattered + b, 1ull);
-      }
-    }
-    // Every thread has read taken[turn ^ 1] (before the item's first barrier),
-    // and reads taken[turn] only after this one.
-    __syncthreads();
-  }
-}
-
 // On chip a row (n <= 16 * kCap elements) and a block's rows fit 32 bits:
 // the row kernel counts and steps its iterator in 32-bit arithmetic.
 struct RowArgs {
@@ -820,11 +660,6 @@ struct Gpu {
   bool fixed_shares = false;  // clusters take fixed shares of a step's items, for the timing test
   bool pow2_row_parts = false; // a long row's parts powers of two (before run 139), for the timing test
   bool pow2_rotation = false;  // the rotation's parts powers of two at every size (before run 142), for the timing test
-  int staged = -1;  // the permutation staged through L2: -1 where the rule takes it, 0 never, 1 wherever it can run (tests)
-  u32 staged_diagonals = 0;  // T for the timing test (0: kStagedDiagonals)
-  u64 staged_piece = 0;      // a group's bytes a row for the timing test (0: kStagedPieceBytes)
-  unsigned staged_buffers = 0;  // buffers for the timing test (0: kStagedBuffers)
-  u64 l2_bytes = 0;
 };
 
 Gpu gpu_of_current() {
@@ -845,16 +680,6 @@ Gpu gpu_of_current() {
   if (const char* e = std::getenv("GT_TEST_RECT_FIXED_SHARES"); e && e[0] == '1') g.fixed_shares = true;
   if (const char* e = std::getenv("GT_TEST_RECT_POW2_ROW_PARTS"); e && e[0] == '1') g.pow2_row_parts = true;
   if (const char* e = std::getenv("GT_TEST_RECT_POW2_ROTATION"); e && e[0] == '1') g.pow2_rotation = true;
-  if (const char* e = std::getenv("GT_TEST_RECT_NO_STAGED"); e && e[0] == '1') g.staged = 0;
-  if (const char* e = std::getenv("GT_TEST_RECT_STAGED"); e && e[0] == '1') g.staged = 1;
-  if (const char* e = std::getenv("GT_TEST_RECT_STAGED_T"); e && std::atoi(e) > 0) g.staged_diagonals = u32(std::atoi(e));
-  if (const char* e = std::getenv("GT_TEST_RECT_STAGED_PIECE"); e && std::atoi(e) >= 16)
-    g.staged_piece = u64(1) << log2_of(u64(std::atoi(e)));
-  if (const char* e = std::getenv("GT_TEST_RECT_STAGED_BUFFERS"); e && std::atoi(e) >= 2 && std::atoi(e) <= 16)
-    g.staged_buffers = unsigned(std::atoi(e));
-  int l2 = 0;
-  GT_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  g.l2_bytes = u64(std::max(0, l2));
   int optin = 0;
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   g.lone_cap = std::size_t(std::max(0, optin));
@@ -1179,67 +1004,6 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
   }
 }
 
-// Whether and how the permutation runs staged through L2 (staged_kernel):
-// W = kStagedPieceBytes / S columns a group, for elements of 4 to 16 bytes
-// (1- and 2-byte pieces would be written a byte or two a lane), rows below
-// 2^31, and buffers that take at most half the L2. Width 0: not staged.
-struct StagedPlan {
-  u32 width = 0, diagonals = 0;
-  unsigned buffers = 0;
-  std::size_t smem = 0;
-  u64 buf_elems = 0;
-  std::size_t scratch = 0;  // the counters, then the buffers
-};
-constexpr std::size_t kStagedCounterBytes = 512;  // the ticket and two counters a buffer, up to 16 buffers
-
-StagedPlan plan_staged(u64 m, u64 n, std::size_t S, const Gpu& gpu) {
-  StagedPlan sp;
-  if (gpu.staged == 0 || S < 4 || m >= (u64(1) << 31) || m < 2) return sp;
-  const u64 piece = gpu.staged_piece ? std::max<u64>(gpu.staged_piece, S) : kStagedPieceBytes;
-  const u64 w = piece / S;
-  if (w > kStagedThreads) return sp;
-  const unsigned nb = gpu.staged_buffers ? gpu.staged_buffers : kStagedBuffers;
-  const u64 bytes = nb * m * w * S;
-  if (gpu.staged < 0 && (bytes > gpu.l2_bytes / 2 || m * n * S < 4 * gpu.l2_bytes)) return sp;
-  const u32 T = gpu.staged_diagonals ? gpu.staged_diagonals : kStagedDiagonals;
-  sp.width = u32(w);
-  sp.diagonals = u32(std::min<u64>(T, m));
-  sp.smem = std::size_t((sp.diagonals + w - 1) * w * S + sp.diagonals * sizeof(u32));
-  if (sp.smem > gpu.lone_cap) return {};
-  sp.buf_elems = m * w;
-  sp.buffers = nb;
-  sp.scratch = kStagedCounterBytes + std::size_t(bytes);
-  return sp;
-}
-
-// The permutation staged through L2, on scratch allocated by the caller
-// before the first kernel (counters, then buffers).
-template <class E>
-void staged_step(E* d, const rect::Maps& mp, const StagedPlan& sp, Scratch& scratch, const std::uint32_t* rinv,
-                 const Gpu& gpu, cudaStream_t stream) {
-  const u64 m = mp.m, n = mp.n;
-  StagedArgs g;
-  g.n = n;
-  g.m = u32(m);
-  g.width = sp.width;
-  g.wshift = log2_of(sp.width);
-  g.diagonals = sp.diagonals;
-  g.order = {(n + sp.width - 1) / sp.width, (m + kStagedGatherRows - 1) / kStagedGatherRows,
-             (m + sp.diagonals - 1) / sp.diagonals, sp.buffers};
-  g.buf_elems = sp.buf_elems;
-  unsigned char* base = static_cast<unsigned char*>(scratch.get());
-  g.counters = reinterpret_cast<unsigned long long*>(base);
-  GT_CUDA_CHECK(cudaMemsetAsync(base, 0, kStagedCounterBytes, stream));
-  E* buf = reinterpret_cast<E*>(base + kStagedCounterBytes);
-  auto kernel = staged_kernel<E>;
-  GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sp.smem)));
-  int per_sm = 0;
-  GT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, int(kStagedThreads), sp.smem));
-  const u64 blocks = std::min<u64>(rect::staged_items(g.order), u64(std::max(1, per_sm)) * gpu.sms);
-  kernel<<<unsigned(blocks), kStagedThreads, sp.smem, stream>>>(d, buf, rinv, g);
-  GT_CUDA_LAUNCHED("inplace-rect");
-}
-
 // The counters of the steps' clusters (Taker), zeroed on the stream: one
 // per step (rotation, rows, permutation). None without clusters, or for the
 // timing test's fixed shares.
@@ -1256,9 +1020,7 @@ std::unique_ptr<Scratch> make_counters(const Gpu& gpu, cudaStream_t stream) {
 // allocation leaves the matrix as it was). 32 bits a row: a band on chip
 // holds at most 16 * kCap rows.
 std::unique_ptr<Scratch> make_rinv(const rect::Maps& mp, std::size_t S, const Gpu& gpu, cudaStream_t stream) {
-  if (!(gpu.steps & kStepColumns) ||
-      (plan_band(Band::permute, mp.m, mp.n, S, gpu).width == 0 && plan_staged(mp.m, mp.n, S, gpu).width == 0))
-    return nullptr;
+  if (!(gpu.steps & kStepColumns) || plan_band(Band::permute, mp.m, mp.n, S, gpu).width == 0) return nullptr;
   auto rinv = std::make_unique<Scratch>(std::size_t(mp.m * sizeof(std::uint32_t)), stream);
   const u64 blocks = std::min<u64>((mp.m + kThreads - 1) / kThreads, u64(gpu.sms) * 4);
   rinv_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(static_cast<std::uint32_t*>(rinv->get()), mp);
@@ -1510,12 +1272,9 @@ void launch_inplace_rect(const void* in, void*, const Problem& p, cudaStream_t s
     // first kernel: a failed allocation then leaves the matrix as it was.
     // (A GPU that refuses to co-schedule a planned cluster still allocates
     // mid-way: launch_clusters finds out only at the launch.)
-    const StagedPlan staged = plan_staged(m, n, S, gpu);
     if (rows_need_scratch(n, S, gpu) || (mp.c > 1 && plan_band(Band::rotate, m, n, S, gpu).width == 0) ||
-        (plan_band(Band::permute, m, n, S, gpu).width == 0 && staged.width == 0))
+        plan_band(Band::permute, m, n, S, gpu).width == 0)
       (void)scratch.get();
-    std::unique_ptr<Scratch> staged_scratch;
-    if (staged.width && (gpu.steps & kStepColumns)) staged_scratch = std::make_unique<Scratch>(staged.scratch, stream);
     const std::unique_ptr<Scratch> rinv = make_rinv(mp, S, gpu, stream);
     const std::unique_ptr<Scratch> counters = make_counters(gpu, stream);
     const auto counter = [&](int k) {
@@ -1524,9 +1283,7 @@ void launch_inplace_rect(const void* in, void*, const Problem& p, cudaStream_t s
     if (mp.c > 1 && (gpu.steps & kStepRotate))
       band_step<E, Band::rotate>(d, mp, gpu, stream, scratch, nullptr, counter(kCounterRotate));
     if (gpu.steps & kStepRows) row_step(d, mp, gpu, stream, scratch, counter(kCounterRows));
-    if ((gpu.steps & kStepColumns) && staged_scratch)
-      staged_step(d, mp, staged, *staged_scratch, static_cast<const std::uint32_t*>(rinv->get()), gpu, stream);
-    else if (gpu.steps & kStepColumns)
+    if (gpu.steps & kStepColumns)
       band_step<E, Band::permute>(d, mp, gpu, stream, scratch,
                                   rinv ? static_cast<const std::uint32_t*>(rinv->get()) : nullptr,
                                   counter(kCounterPermute));

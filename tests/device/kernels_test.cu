@@ -450,25 +450,6 @@ INSTANTIATE_TEST_SUITE_P(InplaceRect, RectFixedShares,
                          ::testing::ValuesIn(rect_cases(kRectFixedShares, std::size(kRectFixedShares))),
                          [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
 
-// The column permutation staged through L2 (GT_TEST_RECT_STAGED=1: wherever
-// it can run, not only past the rule's size): groups of columns narrower
-// than a piece (5000x7), fewer rows than a piece's diagonals or a group's
-// columns (7x5000, 3x1000: staged rows wrap around m more than once), a
-// rotation before it (12345x678, c = 3), partial last groups and items, and
-// more groups than buffers many times over (64x40000). 1- and 2-byte
-// elements are not staged and run the default path.
-const Shape kRectStaged[] = {{13001, 517, 0, 0, "13001x517"}, {12345, 678, 0, 0, "12345x678"},
-                             {5000, 7, 0, 0, "5000x7"},       {7, 5000, 0, 0, "7x5000"},
-                             {3, 1000, 0, 0, "3x1000"},       {64, 40000, 0, 0, "64x40000"},
-                             {1000, 999, 0, 0, "1000x999"},   {2049, 4097, 0, 0, "2049x4097"}};
-
-class RectStaged : public Catalogue {};
-
-TEST_P(RectStaged, MatchesPattern) { run_with_switch(GetParam(), "GT_TEST_RECT_STAGED", "_staged"); }
-
-INSTANTIATE_TEST_SUITE_P(InplaceRect, RectStaged, ::testing::ValuesIn(rect_cases(kRectStaged, std::size(kRectStaged))),
-                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
-
 // One small run of every kernel and element size, at shapes that take every
 // path (16-byte tiles, partial tiles, leading dimensions): the target of the
 // compute-sanitizer memcheck and racecheck runs in scripts/gpu-check.sh.
@@ -496,21 +477,6 @@ TEST(Sanitize, InplaceRectBatches) {
       run_case(c, "Sanitize.InplaceRectBatches", &skip);
     }
   unsetenv("GT_TEST_RECT_NO_CLUSTERS");
-}
-
-// The staged permutation under both tools: its shared rows and table
-// (racecheck), its buffers' bounds and the partial groups (memcheck).
-TEST(Sanitize, InplaceRectStaged) {
-  GT_SKIP_WITHOUT_GPU();
-  setenv("GT_TEST_RECT_STAGED", "1", 1);
-  for (std::size_t s : {std::size_t(4), std::size_t(8), std::size_t(16)})
-    for (const Shape& sh : {Shape{300, 77, 0, 0, "300x77"}, Shape{7, 500, 0, 0, "7x500"}}) {
-      const Case c{"inplace-rect", s, sh};
-      std::string skip;
-      SCOPED_TRACE(case_name(c));
-      run_case(c, "Sanitize.InplaceRectStaged", &skip);
-    }
-  unsetenv("GT_TEST_RECT_STAGED");
 }
 
 TEST(Sanitize, AllKernelsSmall) {
@@ -578,7 +544,6 @@ TEST(Refusals, ExactlyTheListedOnes) {
   all.push_back({"inplace-rect", 1, kHugeRect});
   for (const Shape& sh : kRect) all.push_back({"inplace-rect", 4, sh});
   for (const Shape& sh : kRectNoClusters) all.push_back({"inplace-rect", 4, sh});
-  for (const Shape& sh : kRectStaged) all.push_back({"inplace-rect", 4, sh});
   std::set<const Refusal*> used;
   for (const Case& c : all) {
     const KernelInfo* k = gt::kernels::find(c.kernel);

@@ -216,36 +216,6 @@ struct PermIter {
 // C(j): column j's shift in steps 1 and 3.
 GT_RECT_HD u64 col_shift(const Maps& p, bool rotate, u64 j) { return rotate ? rotation_col(p, j) : j % p.m; }
 
-// The order of a staged permutation's work items (kernels/inplace_rect.cu):
-// the columns go in groups, each copied out ("gathered", in `gather` items
-// of rows) to one of `buffers` scratch buffers, then written back permuted
-// ("scattered", in `scatter` items of diagonals). Items are taken in the
-// order of their numbers: the first buffers - 1 groups' gathers, then for
-// each group k its scatters followed by the gathers of group k + buffers - 1.
-// So every item waits only on items before it: group k's scatters on its
-// gathers, a buffer's next gathers on the scatters of the group it held.
-struct StagedOrder {
-  u64 groups = 0, gather = 1, scatter = 1, buffers = 2;
-};
-struct StagedItem {
-  bool scatter = false;
-  u64 group = 0, chunk = 0;
-};
-GT_RECT_HD u64 staged_items(const StagedOrder& o) { return o.groups * (o.gather + o.scatter); }
-GT_RECT_HD StagedItem staged_item(const StagedOrder& o, u64 x) {
-  const u64 lead = o.groups < o.buffers - 1 ? o.groups : o.buffers - 1;
-  if (x < lead * o.gather) return {false, x / o.gather, x % o.gather};
-  x -= lead * o.gather;
-  const u64 pairs = o.groups - lead, len = o.scatter + o.gather;
-  if (x < pairs * len) {
-    const u64 k = x / len, r = x % len;
-    if (r < o.scatter) return {true, k, r};
-    return {false, k + lead, r - o.scatter};
-  }
-  x -= pairs * len;
-  return {true, pairs + x / o.scatter, x % o.scatter};
-}
-
 // The blocked route, for m = a c and n = b c with c large: once every c x c
 // block is transposed where it lies, the matrix is a*b*c segments of c
 // elements each (a row of the matrix is b of them), and the segment at

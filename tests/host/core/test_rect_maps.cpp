@@ -6,7 +6,6 @@
 // every branch (c = 1, c > 1, m | n, n | m, the last c - 1 rows' extra term).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -130,79 +129,6 @@ TEST(RectMaps, BlocksThenSegmentsTranspose) {
     for (u64 r = 0; r < n; ++r)
       for (u64 col = 0; col < m; ++col) wrong += x[r * m + col] != col * n + r;
     EXPECT_EQ(wrong, 0u) << m << "x" << n;
-  }
-}
-
-// The staged permutation's item order: every gather and scatter item
-// exactly once, and each after every item it waits on (so a kernel that
-// takes items in this order, each block waiting only on earlier ones, always
-// progresses): group k's scatters after all its gathers, and the gathers of
-// group k (k >= buffers) after all the scatters of group k - buffers, the
-// last group its buffer held.
-TEST(RectMaps, StagedOrderWaitsOnlyBackwards) {
-  for (u64 groups : {u64(1), u64(2), u64(3), u64(4), u64(7), u64(40)})
-    for (u64 gather : {u64(1), u64(3), u64(5)})
-      for (u64 scatter : {u64(1), u64(2), u64(6)})
-        for (u64 buffers : {u64(2), u64(3), u64(4)}) {
-          const rect::StagedOrder o{groups, gather, scatter, buffers};
-          const u64 items = rect::staged_items(o);
-          std::vector<u64> first_at(2 * groups, items), last_at(2 * groups, 0), seen(2 * groups, 0);
-          for (u64 x = 0; x < items; ++x) {
-            const rect::StagedItem it = rect::staged_item(o, x);
-            ASSERT_LT(it.group, groups);
-            ASSERT_LT(it.chunk, it.scatter ? scatter : gather);
-            const u64 key = 2 * it.group + (it.scatter ? 1 : 0);
-            ++seen[key];
-            first_at[key] = std::min(first_at[key], x);
-            last_at[key] = std::max(last_at[key], x);
-          }
-          for (u64 k = 0; k < groups; ++k) {
-            SCOPED_TRACE(std::to_string(groups) + " groups, " + std::to_string(buffers) + " buffers, group " +
-                         std::to_string(k));
-            EXPECT_EQ(seen[2 * k], gather);
-            EXPECT_EQ(seen[2 * k + 1], scatter);
-            EXPECT_LT(last_at[2 * k], first_at[2 * k + 1]);  // scatters after the group's gathers
-            if (k >= buffers) EXPECT_LT(last_at[2 * (k - buffers) + 1], first_at[2 * k]);  // the buffer is free
-            if (k > 0) EXPECT_LT(first_at[2 * (k - 1)], first_at[2 * k]);  // groups in order
-          }
-        }
-}
-
-// The staged permutation as the kernel computes it, run on the host item by
-// item: group k (columns j0 .. j0 + W) copied to its buffer row by row, then
-// each diagonal t of the buffer (rows t, t + 1, ... mod m, one element of
-// each) written to output row rinv[(t - j0) mod m], is step 3.
-TEST(RectMaps, StagedPermutationIsStepThree) {
-  for (const auto& s : kShapes) {
-    const u64 m = s[0], n = s[1];
-    const rect::Maps p = rect::make_maps(m, n);
-    std::vector<u64> rinv(m);
-    for (u64 i = 0; i < m; ++i) rinv[rect::permuted_row(p, i)] = i;
-    for (u64 W : {u64(1), u64(4), u64(16)})
-      for (u64 T : {u64(1), u64(5), u64(64)}) {
-        const u64 buffers = 3, groups = (n + W - 1) / W, rows_per = 7;
-        const rect::StagedOrder o{groups, (m + rows_per - 1) / rows_per, (m + T - 1) / T, buffers};
-        std::vector<u64> a(m * n), buf(buffers * m * W, ~u64(0));
-        std::iota(a.begin(), a.end(), u64(0));
-        for (u64 x = 0; x < rect::staged_items(o); ++x) {
-          const rect::StagedItem it = rect::staged_item(o, x);
-          const u64 j0 = it.group * W, wk = std::min(W, n - j0);
-          u64* bf = buf.data() + (it.group % buffers) * m * W;
-          if (!it.scatter) {
-            for (u64 r = it.chunk * rows_per; r < std::min(m, (it.chunk + 1) * rows_per); ++r)
-              for (u64 e = 0; e < wk; ++e) bf[r * W + e] = a[r * n + j0 + e];
-            continue;
-          }
-          for (u64 t = it.chunk * T; t < std::min(m, (it.chunk + 1) * T); ++t) {
-            const u64 i = rinv[(t + m - j0 % m) % m];
-            for (u64 e = 0; e < wk; ++e) a[i * n + j0 + e] = bf[((t + e) % m) * W + e];
-          }
-        }
-        u64 wrong = 0;
-        for (u64 i = 0; i < m; ++i)
-          for (u64 j = 0; j < n; ++j) wrong += a[i * n + j] != ((rect::permuted_row(p, i) + j) % m) * n + j;
-        EXPECT_EQ(wrong, 0u) << m << "x" << n << " W " << W << " T " << T;
-      }
   }
 }
 

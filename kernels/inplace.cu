@@ -9,12 +9,9 @@
 // diagonal.) Full aligned tiles use the 16-byte super-element path of
 // `padded`; full misaligned ones the skew tiles (4- and 8-byte elements) or
 // the super tiles' misaligned path; the rest the element-wise path.
-#include <cooperative_groups.h>
-
 #include <string>
 #include <tuple>
 #include <type_traits>
-#include <utility>
 
 #include "detail/common.cuh"
 #include "detail/families.hpp"
@@ -208,67 +205,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   pair_loop<Cfg, GROUP>(a, n, ld, nt, steps, smA, smB, full);
 }
 
-// The same pairs in clusters of two blocks (sm_90), one tile a block: block
-// 0 of a cluster loads tile (I, J) into its shared memory and block 1 tile
-// (J, I); after the cluster's barrier each writes its own tile, transposed,
-// where the other's was. Neither reads the other's shared memory: the
-// barrier only orders both tiles' reads before either place is written. So
-// a block holds one tile's registers and shared memory (a pair kernel's
-// block holds two), and runs at the occupancy of an out-of-place tile
-// kernel. A diagonal tile goes to block 0 alone; a partial pair, each tile
-// element by element (edge_load / edge_store) in its own block.
-template <class Cfg, bool MISALIGNED, unsigned GROUP>
-__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
-    inplace_cluster_kernel(unsigned char* a, std::uint64_t n, std::uint64_t ld, std::uint64_t nt, std::uint64_t steps) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  namespace cg = cooperative_groups;
-  constexpr std::size_t S = Cfg::S;
-  constexpr unsigned T = Cfg::TR;
-  static_assert(Cfg::TR == Cfg::TC, "in-place tiles are square");
-  using E = carrier_t<S>;
-  extern __shared__ uint4 cluster_pair_smem[];
-  const cg::cluster_group cluster = cg::this_cluster();
-  const unsigned rank = cluster.block_rank();
-  const std::uint64_t pitch = ld * S, pair_step = gridDim.x / 2;
-  const unsigned char* limit = a + ((n - 1) * ld + n) * S;  // one past the matrix's last byte
-  for (std::uint64_t p = blockIdx.x / 2; p < steps; p += pair_step) {
-    std::uint64_t I, J;
-    if (!pair_at<GROUP>(p, nt, I, J)) continue;  // both blocks of a cluster take the same p
-    const bool busy = rank == 0 || I != J;
-    const std::uint64_t r0 = (rank == 0 ? I : J) * T, c0 = (rank == 0 ? J : I) * T;  // this block's tile
-    unsigned char* mine = a + (r0 * ld + c0) * S;
-    unsigned char* mirror = a + (c0 * ld + r0) * S;
-    if (J * T + T <= n) {  // J >= I: both tiles are full
-      if constexpr (is_skew_v<Cfg>) {
-        unsigned char* sm = reinterpret_cast<unsigned char*>(cluster_pair_smem);
-        if (busy) skew_load<Cfg>(sm, mine, pitch, limit);
-        cluster.sync();
-        if (busy) skew_store<Cfg>(sm, mirror, pitch);
-      } else {
-        auto sm = reinterpret_cast<uint4(*)[Cfg::PITCH]>(cluster_pair_smem);
-        if (busy) {
-          TileRegs<Cfg> regs;
-          load_tile<Cfg, MISALIGNED>(regs, mine, pitch, limit);
-          stash_tile<Cfg, MISALIGNED>(regs, sm);
-        }
-        cluster.sync();
-        if (busy) store_tile<Cfg, MISALIGNED>(sm, mirror, pitch);
-      }
-    } else {
-      E* e = reinterpret_cast<E*>(cluster_pair_smem);
-      E* m = reinterpret_cast<E*>(a);
-      const unsigned vr = unsigned(n - r0 < T ? n - r0 : T), vc = unsigned(n - c0 < T ? n - c0 : T);
-      if (busy) edge_load<E, Cfg::THREADS>(e, m, ld, r0, c0, vr, vc);
-      cluster.sync();
-      if (busy) edge_store<E, Cfg::THREADS>(e, m, ld, r0, c0, vr, vc);
-    }
-    if (p + pair_step < steps) __syncthreads();  // the next pair reuses this block's shared memory
-  }
-#else
-  (void)a, (void)n, (void)ld, (void)nt, (void)steps;
-#endif
-}
-
 // Squares whose rows are not 16-byte aligned: the same tile pairs, element
 // by element, with batched loads (the tuned kernel keeps this path only for
 // its edge pairs, at one load in flight, to hold its registers down).
@@ -302,42 +238,11 @@ void launch_inplace_elements(void* a, const Dims& d, cudaStream_t stream) {
                                                                nt, npairs);
 }
 
-// Launches the cluster kernel over `steps` pair places; false where the GPU
-// or the kernel's code has no clusters (the caller then runs the pair kernel).
 template <class C, bool MISALIGNED, unsigned GROUP>
-bool launch_inplace_clusters(void* a, const Dims& d, std::uint64_t nt, std::uint64_t steps, cudaStream_t stream) {
-  const auto kernel = inplace_cluster_kernel<C, MISALIGNED, GROUP>;
-  int dev = 0, major = 0;
-  GT_CUDA_CHECK(cudaGetDevice(&dev));
-  GT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  cudaFuncAttributes fa{};
-  GT_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
-  if (major < 9 || fa.ptxVersion < 90) return false;
-  const std::size_t smem = C::SMEM;
-  if (smem > kDefaultSmem)
-    GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 2;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.gridDim = dim3(2 * unsigned(steps < (1ull << 30) ? steps : (1ull << 30)));
-  cfg.blockDim = dim3(C::THREADS);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  unsigned char* m = static_cast<unsigned char*>(a);
-  GT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, m, d.rows, d.ld_in, nt, steps));
-  return true;
-}
-
-template <class C, bool MISALIGNED, unsigned GROUP, bool CLUSTER = false>
 void launch_inplace_tiles(void* a, const Dims& d, cudaStream_t stream) {
   const std::uint64_t nt = ceil_div(d.rows, C::TR);
   if (GROUP > 0 && nt <= GROUP) {  // one block of pairs: the plain order runs the same pairs
-    launch_inplace_tiles<C, MISALIGNED, 0, CLUSTER>(a, d, stream);
+    launch_inplace_tiles<C, MISALIGNED, 0>(a, d, stream);
     return;
   }
   std::uint64_t steps = nt * (nt + 1) / 2;  // pairs
@@ -345,8 +250,6 @@ void launch_inplace_tiles(void* a, const Dims& d, cudaStream_t stream) {
     const std::uint64_t nb = ceil_div(nt, GROUP);  // blocks of pairs a side
     steps = nb * (nb + 1) / 2 * GROUP * GROUP;
   }
-  if constexpr (CLUSTER)
-    if (launch_inplace_clusters<C, MISALIGNED, GROUP>(a, d, nt, steps, stream)) return;
   const std::size_t smem = 2 * C::SMEM;
   // Skew tilings have their own pair kernel; both take the same arguments.
   const auto kernel = [] {
@@ -364,8 +267,7 @@ void launch_inplace_tiles(void* a, const Dims& d, cudaStream_t stream) {
 // "-no-misaligned" tuning variant). The pairs' order (inplace_tiled_kernel:
 // 0, or blocks of g x g pairs): GROUP where rows are whole 64-byte sectors,
 // PARTIAL_GROUP where they are not (misaligned rows among them).
-template <class Cfg, bool MISALIGNED_PATH = true, class MisCfg = Cfg, unsigned GROUP = 0, unsigned PARTIAL_GROUP = GROUP,
-          bool CLUSTER = false>
+template <class Cfg, bool MISALIGNED_PATH = true, class MisCfg = Cfg, unsigned GROUP = 0, unsigned PARTIAL_GROUP = GROUP>
 void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t stream) {
   require(inplace_tiled_info(), in, nullptr, p);
   const Dims d = resolve(p, Kind::inplace);
@@ -377,11 +279,11 @@ void launch_inplace_cfg(const void* in, void*, const Problem& p, cudaStream_t st
   constexpr bool mis = MISALIGNED_PATH && mis_tiles_v<MisCfg>();
   if (vec16_ok(a, a, d, Cfg::S)) {
     if (whole_sectors(d.ld_in, Cfg::S))
-      launch_inplace_tiles<Cfg, false, GROUP, CLUSTER>(a, d, stream);
+      launch_inplace_tiles<Cfg, false, GROUP>(a, d, stream);
     else
-      launch_inplace_tiles<Cfg, false, PARTIAL_GROUP, CLUSTER>(a, d, stream);
+      launch_inplace_tiles<Cfg, false, PARTIAL_GROUP>(a, d, stream);
   } else if (mis && d.rows >= std::uint64_t(MisCfg::TR)) {
-    launch_inplace_tiles<MisCfg, mis, PARTIAL_GROUP, CLUSTER>(a, d, stream);
+    launch_inplace_tiles<MisCfg, mis, PARTIAL_GROUP>(a, d, stream);
   } else {
     // A matrix smaller than one tile has no full tile for the vector path.
     launch_inplace_elements<Cfg::S>(a, d, stream);
@@ -433,9 +335,6 @@ struct InplaceTunings<1> {
                             SuperCfg<1, 16, 16, 64, 8, false, false, false>>;
   using Alt = std::tuple<SuperCfg<1, 32, 32, 256, 1, false, false, false>, SuperCfg<1, 64, 64, 1024, 1, false, false, false>,
                          SuperCfg<1, 16, 16, 64, 1, false, false, false>>;
-  // The cluster kernel's other tilings (aligned, misaligned): one tile a block.
-  using ClusterAlt = std::tuple<std::pair<SuperCfg<1, 64, 64, 512, 2, false, false, false>, SuperCfg<1, 32, 32, 256, 3, false, false, false>>,
-                                std::pair<SuperCfg<1, 64, 64, 512, 2, false, false, false>, SuperCfg<1, 32, 32, 256, 4, false, false, false>>>;
 };
 template <>
 struct InplaceTunings<2> {
@@ -458,8 +357,6 @@ struct InplaceTunings<2> {
   using MisAlt = std::tuple<SuperCfg<2, 64, 32, 512, 1, false, false, false>, SuperCfg<2, 64, 32, 256, 2, false, false, false>>;
   using Alt = std::tuple<SuperCfg<2, 64, 32, 256, 1, true, true, false>, SuperCfg<2, 64, 32, 512, 1, false, false, false>,
                          SuperCfg<2, 32, 16, 128, 1, false, false, false>, SuperCfg<2, 128, 64, 1024, 1, false, false, false>>;
-  using ClusterAlt = std::tuple<std::pair<SuperCfg<2, 64, 32, 256, 2, false, false, false>, SuperCfg<2, 32, 16, 128, 6, false, false, false>>,
-                                std::pair<SuperCfg<2, 64, 32, 256, 2, false, false, false>, SuperCfg<2, 32, 16, 128, 8, false, false, false>>>;
 };
 template <>
 struct InplaceTunings<4> {
@@ -489,8 +386,6 @@ struct InplaceTunings<4> {
   using Alt = std::tuple<SuperCfg<4, 64, 16, 128, 1, false, true, false>, SuperCfg<4, 64, 16, 256, 1, false, false, false>,
                          SuperCfg<4, 128, 32, 512, 1, false, false, false>, SuperCfg<4, 32, 8, 64, 1, false, false, false>,
                          SuperCfg<4, 128, 32, 1024, 1, false, false, false>>;
-  using ClusterAlt = std::tuple<std::pair<SuperCfg<4, 64, 16, 128, 2, false, false, false>, SkewCfg<4, 64, 256, 256, 3>>,
-                                std::pair<SuperCfg<4, 64, 16, 128, 4, false, false, false>, SkewCfg<4, 64, 256, 256, 4>>>;
 };
 template <>
 struct InplaceTunings<8> {
@@ -517,8 +412,6 @@ struct InplaceTunings<8> {
   using Alt = std::tuple<SuperCfg<8, 32, 16, 128, 1, false, true, false>, SuperCfg<8, 64, 32, 256, 1, false, false, false>,
                          SuperCfg<8, 16, 8, 64, 1, false, false, false>, SuperCfg<8, 64, 32, 512, 1, false, false, false>,
                          SuperCfg<8, 32, 16, 256, 1, false, false, false>>;
-  using ClusterAlt = std::tuple<std::pair<SuperCfg<8, 32, 16, 128, 2, false, false, false>, SkewCfg<8, 64, 512, 512, 2>>,
-                                std::pair<SuperCfg<8, 32, 16, 128, 4, false, false, false>, SkewCfg<8, 32, 256, 256, 4>>>;
 };
 template <>
 struct InplaceTunings<16> {
@@ -531,8 +424,6 @@ struct InplaceTunings<16> {
   using Mis = C0;
   using MisAlt = std::tuple<>;
   using Alt = std::tuple<SuperCfg<16, 32, 32, 128, 1, false, false, false>>;
-  using ClusterAlt = std::tuple<std::pair<SuperCfg<16, 32, 32, 256, 2, false, false, false>, SuperCfg<16, 32, 32, 256, 2, false, false, false>>,
-                                std::pair<SuperCfg<16, 32, 32, 128, 4, false, false, false>, SuperCfg<16, 32, 32, 128, 4, false, false, false>>>;
 };
 
 template <class Cfg>
@@ -600,25 +491,6 @@ std::vector<Variant> inplace_variants() {
                   false, launch_inplace_cfg<typename Tn::Default, true, decltype(c), 0, kPartialSectorGroup>}),
      ...);
   }, typename Tn::MisAlt{});
-  // The pairs in clusters of two blocks (inplace_cluster_kernel): the
-  // default's tilings, and ClusterAlt's (aligned tiling, misaligned tiling).
-  const auto clustered = [&](auto tag, const std::string& what) {
-    using A = typename decltype(tag)::first_type;
-    using M = typename decltype(tag)::second_type;
-    const auto tiling = [](auto c) {
-      using C = decltype(c);
-      return std::to_string(C::TR) + "x" + std::to_string(C::TC) + (is_skew_v<C> ? " skew" : "") + " tiles, " +
-             std::to_string(C::THREADS) + " threads, " + std::to_string(C::MINB) + " blocks an SM";
-    };
-    v.push_back({inplace_cfg_name<typename Tn::Default>() + "-pairs-cluster" + what,
-                 tiling(A{}) + "; rows not 16-byte aligned: " + tiling(M{}) +
-                     "; each pair in a cluster of two blocks, one tile a block",
-                 false, launch_inplace_cfg<A, mis, M, 0, kPartialSectorGroup, true>});
-  };
-  clustered(std::pair<typename Tn::Default, typename Tn::Mis>{}, "");
-  std::apply([&](auto... c) { (clustered(c, "-" + std::to_string(decltype(c)::first_type::MINB) + "-" +
-                                                std::to_string(decltype(c)::second_type::MINB)), ...); },
-             typename Tn::ClusterAlt{});
   // Misaligned rows on skew tiles (detail/skew_tile.cuh), pairs in blocks of 4x4.
   if constexpr (S < 16)
     std::apply([&](auto... c) {

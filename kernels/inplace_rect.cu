@@ -11,6 +11,9 @@
 //     alone in a block, one block an SM), or one longer row spread over a
 //     cluster of 2 to 16 blocks with parts of any size (distributed shared
 //     memory, sm_90), loaded as aligned 16-byte words;
+//   - the rotation, where its groups of columns are wide (each group q of b
+//     columns moves up q rows as a whole), moves row segments instead:
+//     segment_rotation below;
 //   - a column step holds a band of W columns (W elements of 32 bytes or
 //     more where it fits) of every row, in one block or spread over a
 //     cluster. The rotation gathers (each block writes its rows, reading the
@@ -37,7 +40,11 @@
 // Runs 141-142: the rotation's rows spread evenly over the smallest cluster
 // that holds them (8-byte elements keep power-of-two parts): 27-74% (plan_band_for).
 // Run 145: the permutation's bands 256 bytes wide at one block an SM lost
-// 5-15 points where they applied (not kept).
+// 5-15 points where they applied (not kept). Runs 205-208: the permutation
+// staged through L2 buffers instead of on chip: slower at every shape, the
+// L2 bound by the buffers' round trip (not kept; commit e210711). Runs
+// 211-212: the rotation by row segments, 12345x6789 (c = 3) step alone 54 ->
+// 89% (f32), 27 -> 53% (u8), 54 -> 100% (f64).
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -436,6 +443,92 @@ __global__ void __launch_bounds__(kThreads) rinv_kernel(std::uint32_t* rinv, rec
   for (u64 i = i0; i < mp.m; i += step, it.advance(mp)) rinv[it.value(mp)] = std::uint32_t(i);
 }
 
+// The rotation by row segments (`segment_rotate_kernel`), where the column
+// groups are wide: step 1 rotates group q (columns q b .. q b + b - 1, b
+// contiguous elements of every row) up by q rows, the same amount for the
+// whole group, so it moves row segments of b elements, not columns: group 0
+// stays, and each other group's rows are cut into chunks of R = max(64, 8 c)
+// rows (the last one takes the remainder; a single chunk where m < R).
+// Halos of q rows a chunk for group q are (c - 1) / 2R of the matrix on
+// average: at most 1/16. A chunk's new rows
+// are its own old rows q below, and for its last q rows the next chunk's
+// first q (the first chunk's, after the last): those halos are saved to
+// scratch first (`halo_kernel`, q rows a chunk), so no chunk reads what
+// another writes. In a chunk each thread owns one column: it reads U rows
+// ahead of the rows it writes (rows r + q .. r + q + U - 1 before rows r ..
+// r + U - 1), so it never reads a row it has written. Both kernels read and
+// write whole row segments, coalesced.
+constexpr u64 kSegChunkRows = 64;  // R's least
+constexpr unsigned kSegThreads = 256;
+// Columns a thread moves (U rows of each at a time): run 212, step 1 alone,
+// % of a copy of the whole matrix, 12345x6789, (U, 1 column) -> (U, 4):
+// f32 86.9 -> 88.9, f64 94.9 -> 100.2, c128 110.2 -> 112.9, f32 15000x10002
+// (c = 6) 73.6 -> 81.1, 20000x30002 (c = 2) 113.0 -> 116.8; u8 52.4 -> 52.8,
+// f16 66.7 -> 68.5. (2U rows of one column, or of two: within 3 points of
+// these, up or down; the whole transpose moved at most a point.)
+constexpr int kSegColumns = 4;
+constexpr u64 kSegMaxGroups = 64;        // c: the halos take c (c - 1) / 2 rows a chunk
+constexpr u64 kSegMinGroupBytes = 256;   // b S: narrower groups keep the band rotation
+
+struct SegRotation {
+  u64 m = 0, n = 0, b = 0, c = 0;
+  u64 rows = 0;         // R
+  u64 chunks = 0;       // chunk k: rows k R .. (k + 1) R - 1, the last to m - 1
+  u64 col_tiles = 0;    // kSegThreads-column pieces of a group: ceil(b / kSegThreads)
+};
+
+__device__ __forceinline__ u64 chunk_rows(const SegRotation& r, u64 k) {
+  return k + 1 < r.chunks ? r.rows : r.m - k * r.rows;
+}
+// Where group q's halos start in scratch: groups 1 .. q - 1 hold q' rows of
+// b elements a chunk each.
+__device__ __forceinline__ u64 seg_halo_base(const SegRotation& r, u64 q) { return (q * (q - 1) / 2) * r.chunks * r.b; }
+
+template <class E>
+__global__ void __launch_bounds__(kSegThreads) halo_kernel(const E* d, E* halo, SegRotation r) {
+  const u64 items = (r.c - 1) * r.chunks * r.col_tiles;
+  for (u64 it = blockIdx.x; it < items; it += gridDim.x) {
+    const u64 q = 1 + it / (r.chunks * r.col_tiles), rest = it % (r.chunks * r.col_tiles);
+    const u64 k = rest / r.col_tiles, x = (rest % r.col_tiles) * kSegThreads + threadIdx.x;
+    if (x >= r.b) continue;
+    const E* from = d + k * r.rows * r.n + q * r.b + x;
+    E* to = halo + seg_halo_base(r, q) + k * q * r.b + x;
+    for (u64 h = 0; h < q; ++h) to[h * r.b] = from[h * r.n];  // a chunk has at least c > q rows
+  }
+}
+
+template <class E, int U, int V>
+__global__ void __launch_bounds__(kSegThreads) segment_rotate_kernel(E* d, const E* halo, SegRotation r) {
+  // Thread t of a piece owns columns x0 + t, x0 + t + kSegThreads, ... (V of
+  // them), and moves U rows of each at a time.
+  const u64 tiles = (r.b + u64(V) * kSegThreads - 1) / (u64(V) * kSegThreads);
+  const u64 items = (r.c - 1) * r.chunks * tiles;
+  for (u64 it = blockIdx.x; it < items; it += gridDim.x) {
+    const u64 q = 1 + it / (r.chunks * tiles), rest = it % (r.chunks * tiles);
+    const u64 k = rest / tiles, x = (rest % tiles) * V * kSegThreads + threadIdx.x;
+    if (x >= r.b) continue;
+    const u64 rows = chunk_rows(r, k), next = k + 1 < r.chunks ? k + 1 : 0;
+    E* col = d + k * r.rows * r.n + q * r.b + x;  // this chunk's row 0, this thread's first column
+    const E* next_halo = halo + seg_halo_base(r, q) + next * q * r.b + x;
+    for (u64 r0 = 0; r0 < rows; r0 += U) {
+      E v[U][V];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const u64 row = r0 + u, src = row + q;
+#pragma unroll
+        for (int w = 0; w < V; ++w)
+          if (row < rows && x + w * kSegThreads < r.b)
+            v[u][w] = src < rows ? col[src * r.n + w * kSegThreads] : next_halo[(src - rows) * r.b + w * kSegThreads];
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int w = 0; w < V; ++w)
+          if (r0 + u < rows && x + w * kSegThreads < r.b) col[(r0 + u) * r.n + w * kSegThreads] = v[u][w];
+    }
+  }
+}
+
 // On chip a row (n <= 16 * kCap elements) and a block's rows fit 32 bits:
 // the row kernel counts and steps its iterator in 32-bit arithmetic.
 struct RowArgs {
@@ -660,6 +753,7 @@ struct Gpu {
   bool fixed_shares = false;  // clusters take fixed shares of a step's items, for the timing test
   bool pow2_row_parts = false; // a long row's parts powers of two (before run 139), for the timing test
   bool pow2_rotation = false;  // the rotation's parts powers of two at every size (before run 142), for the timing test
+  int seg_rotation = -1;  // step 1 by row segments: -1 where the rule takes it, 0 never, 1 wherever it can run (tests)
 };
 
 Gpu gpu_of_current() {
@@ -680,6 +774,8 @@ Gpu gpu_of_current() {
   if (const char* e = std::getenv("GT_TEST_RECT_FIXED_SHARES"); e && e[0] == '1') g.fixed_shares = true;
   if (const char* e = std::getenv("GT_TEST_RECT_POW2_ROW_PARTS"); e && e[0] == '1') g.pow2_row_parts = true;
   if (const char* e = std::getenv("GT_TEST_RECT_POW2_ROTATION"); e && e[0] == '1') g.pow2_rotation = true;
+  if (const char* e = std::getenv("GT_TEST_RECT_NO_SEGMENT_ROTATION"); e && e[0] == '1') g.seg_rotation = 0;
+  if (const char* e = std::getenv("GT_TEST_RECT_SEGMENT_ROTATION"); e && e[0] == '1') g.seg_rotation = 1;
   int optin = 0;
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   g.lone_cap = std::size_t(std::max(0, optin));
@@ -1004,6 +1100,40 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
   }
 }
 
+u64 seg_chunk_rows(u64 c) { return std::max<u64>(kSegChunkRows, 8 * c); }
+
+// Whether step 1 goes by row segments (segment_rotate_kernel): groups of
+// at least kSegMinGroupBytes a row, at most kSegMaxGroups of them; 0 bytes
+// of halo scratch when not.
+std::size_t segment_rotation_bytes(const rect::Maps& mp, std::size_t S, const Gpu& gpu) {
+  if (mp.c <= 1 || gpu.seg_rotation == 0) return 0;
+  if (gpu.seg_rotation < 0 && (mp.c > kSegMaxGroups || mp.b * S < kSegMinGroupBytes)) return 0;
+  if (mp.c > kSegMaxGroups) return 0;
+  const u64 chunks = std::max<u64>(1, mp.m / seg_chunk_rows(mp.c));
+  if (mp.m / chunks < mp.c) return 0;  // a chunk must hold more rows than any group moves
+  const u64 bytes = mp.c * (mp.c - 1) / 2 * chunks * mp.b * S;
+  return bytes <= kScratchMax ? std::size_t(bytes) : 0;
+}
+
+template <class E>
+void segment_rotation(E* d, const rect::Maps& mp, Scratch& halo, const Gpu& gpu, cudaStream_t stream) {
+  SegRotation r;
+  r.m = mp.m;
+  r.n = mp.n;
+  r.b = mp.b;
+  r.c = mp.c;
+  r.rows = seg_chunk_rows(mp.c);
+  r.chunks = std::max<u64>(1, mp.m / r.rows);
+  r.col_tiles = (mp.b + kSegThreads - 1) / kSegThreads;
+  const u64 items = (r.c - 1) * r.chunks * r.col_tiles;  // the halos' (and the rotation's at most)
+  const unsigned blocks = unsigned(std::min<u64>(items, u64(gpu.sms) * 8));
+  E* h = static_cast<E*>(halo.get());
+  halo_kernel<E><<<blocks, kSegThreads, 0, stream>>>(d, h, r);
+  GT_CUDA_LAUNCHED("inplace-rect");
+  segment_rotate_kernel<E, unroll_of<sizeof(E)>(), kSegColumns><<<blocks, kSegThreads, 0, stream>>>(d, h, r);
+  GT_CUDA_LAUNCHED("inplace-rect");
+}
+
 // The counters of the steps' clusters (Taker), zeroed on the stream: one
 // per step (rotation, rows, permutation). None without clusters, or for the
 // timing test's fixed shares.
@@ -1272,15 +1402,20 @@ void launch_inplace_rect(const void* in, void*, const Problem& p, cudaStream_t s
     // first kernel: a failed allocation then leaves the matrix as it was.
     // (A GPU that refuses to co-schedule a planned cluster still allocates
     // mid-way: launch_clusters finds out only at the launch.)
-    if (rows_need_scratch(n, S, gpu) || (mp.c > 1 && plan_band(Band::rotate, m, n, S, gpu).width == 0) ||
+    const std::size_t seg_bytes = (gpu.steps & kStepRotate) ? segment_rotation_bytes(mp, S, gpu) : 0;
+    if (rows_need_scratch(n, S, gpu) ||
+        (mp.c > 1 && !seg_bytes && plan_band(Band::rotate, m, n, S, gpu).width == 0) ||
         plan_band(Band::permute, m, n, S, gpu).width == 0)
       (void)scratch.get();
+    const std::unique_ptr<Scratch> halo = seg_bytes ? std::make_unique<Scratch>(seg_bytes, stream) : nullptr;
     const std::unique_ptr<Scratch> rinv = make_rinv(mp, S, gpu, stream);
     const std::unique_ptr<Scratch> counters = make_counters(gpu, stream);
     const auto counter = [&](int k) {
       return counters ? static_cast<unsigned long long*>(counters->get()) + k : nullptr;
     };
-    if (mp.c > 1 && (gpu.steps & kStepRotate))
+    if (halo)
+      segment_rotation(d, mp, *halo, gpu, stream);
+    else if (mp.c > 1 && (gpu.steps & kStepRotate))
       band_step<E, Band::rotate>(d, mp, gpu, stream, scratch, nullptr, counter(kCounterRotate));
     if (gpu.steps & kStepRows) row_step(d, mp, gpu, stream, scratch, counter(kCounterRows));
     if (gpu.steps & kStepColumns)
@@ -1295,8 +1430,8 @@ void launch_inplace_rect(const void* in, void*, const Problem& p, cudaStream_t s
 KernelInfo inplace_rect_info() {
   return {"inplace-rect",
           "any shape, in place (packed rows): gcd >= 256, its gcd x gcd blocks by inplace-tiled, then their rows by "
-          "cycles; else column rotation, row shuffle and column permutation (Catanzaro et al.) on chip; squares go to "
-          "inplace-tiled",
+          "cycles; else column rotation (by row segments where its groups are wide), row shuffle and column "
+          "permutation (Catanzaro et al.) on chip; squares go to inplace-tiled",
           Kind::inplace, inplace_rect_supports, launch_inplace_rect, false};
 }
 

@@ -450,6 +450,27 @@ INSTANTIATE_TEST_SUITE_P(InplaceRect, RectFixedShares,
                          ::testing::ValuesIn(rect_cases(kRectFixedShares, std::size(kRectFixedShares))),
                          [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
 
+// Step 1 by row segments (GT_TEST_RECT_SEGMENT_ROTATION=1: wherever it can
+// run, narrow groups too): several chunks with a longer last one and groups
+// of every width (12345x678: c = 3; 6000x4002: c = 6; 4002x6000), one chunk
+// whose halo is its own first rows (60x84: c = 12; 7x49: c = 7, every row
+// moves; 2x1000: c = 2), groups of one or three elements (1000x2, 128x96:
+// c = 32), c = 64 (4096x192: eight chunks of 512 rows, groups of three), and
+// c = 65, past its limit (130x195: the band rotation).
+const Shape kRectSegments[] = {{12345, 678, 0, 0, "12345x678"}, {6000, 4002, 0, 0, "6000x4002"},
+                               {4002, 6000, 0, 0, "4002x6000"}, {60, 84, 0, 0, "60x84"},
+                               {7, 49, 0, 0, "7x49"},           {2, 1000, 0, 0, "2x1000"},
+                               {1000, 2, 0, 0, "1000x2"},       {128, 96, 0, 0, "128x96"},
+                               {4096, 192, 0, 0, "4096x192"},   {130, 195, 0, 0, "130x195"}};
+
+class RectSegments : public Catalogue {};
+
+TEST_P(RectSegments, MatchesPattern) { run_with_switch(GetParam(), "GT_TEST_RECT_SEGMENT_ROTATION", "_segments"); }
+
+INSTANTIATE_TEST_SUITE_P(InplaceRect, RectSegments,
+                         ::testing::ValuesIn(rect_cases(kRectSegments, std::size(kRectSegments))),
+                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
+
 // One small run of every kernel and element size, at shapes that take every
 // path (16-byte tiles, partial tiles, leading dimensions): the target of the
 // compute-sanitizer memcheck and racecheck runs in scripts/gpu-check.sh.
@@ -477,6 +498,21 @@ TEST(Sanitize, InplaceRectBatches) {
       run_case(c, "Sanitize.InplaceRectBatches", &skip);
     }
   unsetenv("GT_TEST_RECT_NO_CLUSTERS");
+}
+
+// The rotation by row segments under both tools: halos of several chunks
+// (300x202: c = 2, b = 101), and of a lone chunk (7x49).
+TEST(Sanitize, InplaceRectSegments) {
+  GT_SKIP_WITHOUT_GPU();
+  setenv("GT_TEST_RECT_SEGMENT_ROTATION", "1", 1);
+  for (std::size_t s : {std::size_t(1), std::size_t(4), std::size_t(16)})
+    for (const Shape& sh : {Shape{300, 202, 0, 0, "300x202"}, Shape{7, 49, 0, 0, "7x49"}}) {
+      const Case c{"inplace-rect", s, sh};
+      std::string skip;
+      SCOPED_TRACE(case_name(c));
+      run_case(c, "Sanitize.InplaceRectSegments", &skip);
+    }
+  unsetenv("GT_TEST_RECT_SEGMENT_ROTATION");
 }
 
 TEST(Sanitize, AllKernelsSmall) {
@@ -544,6 +580,7 @@ TEST(Refusals, ExactlyTheListedOnes) {
   all.push_back({"inplace-rect", 1, kHugeRect});
   for (const Shape& sh : kRect) all.push_back({"inplace-rect", 4, sh});
   for (const Shape& sh : kRectNoClusters) all.push_back({"inplace-rect", 4, sh});
+  for (const Shape& sh : kRectSegments) all.push_back({"inplace-rect", 4, sh});
   std::set<const Refusal*> used;
   for (const Case& c : all) {
     const KernelInfo* k = gt::kernels::find(c.kernel);

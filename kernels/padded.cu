@@ -643,12 +643,17 @@ constexpr std::uint32_t kMisalignedGroup = 4096;
 // the order their tilings were chosen in; there the groups measured mixed
 // (f32 17856x13696 96.3 -> 95.6, f64 17152x17408 97.0 -> 95.8, 16384x16384
 // 97.3 both; but f32 8192x32768 96.5 -> 97.4, f16 16384x32768 96.3 -> 96.9,
-// u8 16384x65536 95.4 -> 96.8). 16-byte elements keep it too (c128
-// 16384x4096 97.6 -> 91.9). ORDER: 0 this rule, 1 always linear, 2 always
-// grouped (the tuning variants).
+// u8 16384x65536 95.4 -> 96.8). 16-byte elements take the rule too since
+// run 215 (same process, linear -> grouped, c128; cublasZgeam in the bench
+// of runs 147-148 and 214 in brackets): 4097x16383 88.5 -> 94.9 (93.3),
+// 12345x6789 90.8 -> 93.2 (92.6), 9999x7777 91.3 -> 93.2 (92.8), 8193x8191
+// 91.6 -> 94.2, 16383x4097 92.9 both (92.8); rows of whole sectors keep
+// linear (16384x4096 97.8 against 97.3 grouped; groups of 32 and 128 tile
+// rows lost 1-3 points to 4096). ORDER: 0 this rule, 1 always linear, 2
+// always grouped (the tuning variants).
 template <std::size_t S, int ORDER>
 bool grouped_aligned(const Dims& d) {
-  if constexpr (S >= 16 || ORDER == 1) return false;
+  if constexpr (ORDER == 1) return false;
   else if constexpr (ORDER == 2) return true;
   else return !whole_sectors(d.ld_in, S) || !whole_sectors(d.ld_out, S);
 }
@@ -703,7 +708,7 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else if (few(Cfg{}, 1) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream, 1, ORIGIN);
     else if (grouped_aligned<Cfg::S, ALIGNED_ORDER>(d))
-      launch_tiles<Cfg, false, (Cfg::S < 16)>(in, out, d, stream, kMisalignedGroup, ORIGIN);
+      launch_tiles<Cfg, false, true>(in, out, d, stream, kMisalignedGroup, ORIGIN);
     else launch_tiles<Cfg, false>(in, out, d, stream, 1, ORIGIN);
   } else if constexpr (MISALIGNED_PATH && mis_tiles_v<MisCfg>()) {
     if constexpr (!std::is_void_v<TmaP>) {
@@ -913,7 +918,10 @@ struct PaddedTunings<16> {
   // two blocks an SM, evict-first, B lanes across) only 64x32 at two blocks
   // an SM gained, at three shapes (93.6, 91.7, 92.0) and lost at 4097x16383
   // (86.8); groups of 2-16 tile rows lost 6-8 points at every shape (aligned
-  // 16384x4096 98.1 -> 91.5). Left as it is: behind Zgeam at these shapes.
+  // 16384x4096 98.1 -> 91.5). Run 214: the same tile at 4-8 blocks an SM
+  // (Zgeam's 32 registers) lost 0.5-3.5 points. Run 215: tile rows fastest
+  // (grouped_aligned, groups of 4096 tile rows: cuBLAS's order) where rows are
+  // not whole sectors closed the gap: 88.5 -> 94.9 at 4097x16383.
   using C0 = SuperCfg<16, 32, 32, 256, 1, false, false, false>;
   using Default = C0;
   using Mis = C0;
@@ -1041,12 +1049,10 @@ std::vector<Variant> padded_variants() {
                    false, launch_cfg<D, Narrow::staged, true, true, typename Tn::MisTile, P>});
     }
   }
-  if constexpr (S < 16) {
-    v.push_back({base + "-aligned-linear", params + ", aligned rows always with tile columns fastest", false,
-                 launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 1>});
-    v.push_back({base + "-aligned-grouped", params + ", aligned rows always in groups of tile rows", false,
-                 launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 2>});
-  }
+  v.push_back({base + "-aligned-linear", params + ", aligned rows always with tile columns fastest", false,
+               launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 1>});
+  v.push_back({base + "-aligned-grouped", params + ", aligned rows always in groups of tile rows", false,
+               launch_cfg<D, Narrow::staged, mis, true, typename Tn::Mis, void, kMisalignedGroup, 2>});
   return v;
 }
 

@@ -446,18 +446,18 @@ __global__ void __launch_bounds__(kThreads) rinv_kernel(std::uint32_t* rinv, rec
 // The rotation by row segments (`segment_rotate_kernel`), where the column
 // groups are wide: step 1 rotates group q (columns q b .. q b + b - 1, b
 // contiguous elements of every row) up by q rows, the same amount for the
-// whole group, so it moves row segments of b elements, not columns: group 0
-// stays, and each other group's rows are cut into chunks of R = max(64, 8 c)
-// rows (the last one takes the remainder; a single chunk where m < R).
-// Halos of q rows a chunk for group q are (c - 1) / 2R of the matrix on
-// average: at most 1/16. A chunk's new rows
-// are its own old rows q below, and for its last q rows the next chunk's
-// first q (the first chunk's, after the last): those halos are saved to
-// scratch first (`halo_kernel`, q rows a chunk), so no chunk reads what
-// another writes. In a chunk each thread owns one column: it reads U rows
-// ahead of the rows it writes (rows r + q .. r + q + U - 1 before rows r ..
-// r + U - 1), so it never reads a row it has written. Both kernels read and
-// write whole row segments, coalesced.
+// whole group, so it moves row segments of b elements, not columns. Group 0
+// stays; each other group's rows are cut into chunks of R = max(64, 8 c)
+// rows (the last one takes the remainder; a single chunk where m < R), so
+// every chunk has more rows than any group moves (q < c <= R, and c <= m).
+// A chunk's new rows are its own old rows q below, and for its last q rows
+// the next chunk's first q (the first chunk's, after the last): those halos
+// are saved to scratch first (`halo_kernel`, q rows a chunk: (c - 1) / 2R
+// of the matrix on average, under 1/16), so no chunk reads what another
+// writes. In a chunk each thread owns kSegColumns columns: it reads U rows
+// of them ahead of the rows it writes (rows r + q .. r + q + U - 1 before
+// rows r .. r + U - 1), so it never reads a row it has written. Both
+// kernels read and write whole row segments, coalesced.
 constexpr u64 kSegChunkRows = 64;  // R's least
 constexpr unsigned kSegThreads = 256;
 // Columns a thread moves (U rows of each at a time): run 212, step 1 alone,
@@ -1106,11 +1106,9 @@ u64 seg_chunk_rows(u64 c) { return std::max<u64>(kSegChunkRows, 8 * c); }
 // at least kSegMinGroupBytes a row, at most kSegMaxGroups of them; 0 bytes
 // of halo scratch when not.
 std::size_t segment_rotation_bytes(const rect::Maps& mp, std::size_t S, const Gpu& gpu) {
-  if (mp.c <= 1 || gpu.seg_rotation == 0) return 0;
-  if (gpu.seg_rotation < 0 && (mp.c > kSegMaxGroups || mp.b * S < kSegMinGroupBytes)) return 0;
-  if (mp.c > kSegMaxGroups) return 0;
+  if (mp.c <= 1 || mp.c > kSegMaxGroups || gpu.seg_rotation == 0) return 0;
+  if (gpu.seg_rotation < 0 && mp.b * S < kSegMinGroupBytes) return 0;
   const u64 chunks = std::max<u64>(1, mp.m / seg_chunk_rows(mp.c));
-  if (mp.m / chunks < mp.c) return 0;  // a chunk must hold more rows than any group moves
   const u64 bytes = mp.c * (mp.c - 1) / 2 * chunks * mp.b * S;
   return bytes <= kScratchMax ? std::size_t(bytes) : 0;
 }

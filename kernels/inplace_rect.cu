@@ -474,8 +474,26 @@ struct SegRotation {
   u64 m = 0, n = 0, b = 0, c = 0;
   u64 rows = 0;         // R
   u64 chunks = 0;       // chunk k: rows k R .. (k + 1) R - 1, the last to m - 1
-  u64 col_tiles = 0;    // kSegThreads-column pieces of a group: ceil(b / kSegThreads)
 };
+
+// A group's pieces of V * kSegThreads columns: thread t of a piece owns its
+// columns t, t + kSegThreads, ... (V of them). The halo kernel's pieces
+// hold one column a thread (V = 1), the rotation's kSegColumns.
+template <int V>
+__host__ __device__ __forceinline__ u64 seg_tiles(const SegRotation& r) {
+  return (r.b + u64(V) * kSegThreads - 1) / (u64(V) * kSegThreads);
+}
+// Item `it` of a segment kernel (group q >= 1, then chunk k, then piece):
+// group q, chunk k, and this thread's first column x of the group.
+struct SegItem {
+  u64 q, k, x;
+};
+template <int V>
+__device__ __forceinline__ SegItem seg_item(const SegRotation& r, u64 it) {
+  const u64 tiles = seg_tiles<V>(r), per_group = r.chunks * tiles;
+  const u64 rest = it % per_group;
+  return {1 + it / per_group, rest / tiles, (rest % tiles) * V * kSegThreads + threadIdx.x};
+}
 
 __device__ __forceinline__ u64 chunk_rows(const SegRotation& r, u64 k) {
   return k + 1 < r.chunks ? r.rows : r.m - k * r.rows;
@@ -486,10 +504,9 @@ __device__ __forceinline__ u64 seg_halo_base(const SegRotation& r, u64 q) { retu
 
 template <class E>
 __global__ void __launch_bounds__(kSegThreads) halo_kernel(const E* d, E* halo, SegRotation r) {
-  const u64 items = (r.c - 1) * r.chunks * r.col_tiles;
+  const u64 items = (r.c - 1) * r.chunks * seg_tiles<1>(r);
   for (u64 it = blockIdx.x; it < items; it += gridDim.x) {
-    const u64 q = 1 + it / (r.chunks * r.col_tiles), rest = it % (r.chunks * r.col_tiles);
-    const u64 k = rest / r.col_tiles, x = (rest % r.col_tiles) * kSegThreads + threadIdx.x;
+    const auto [q, k, x] = seg_item<1>(r, it);
     if (x >= r.b) continue;
     const E* from = d + k * r.rows * r.n + q * r.b + x;
     E* to = halo + seg_halo_base(r, q) + k * q * r.b + x;
@@ -499,13 +516,10 @@ __global__ void __launch_bounds__(kSegThreads) halo_kernel(const E* d, E* halo, 
 
 template <class E, int U, int V>
 __global__ void __launch_bounds__(kSegThreads) segment_rotate_kernel(E* d, const E* halo, SegRotation r) {
-  // Thread t of a piece owns columns x0 + t, x0 + t + kSegThreads, ... (V of
-  // them), and moves U rows of each at a time.
-  const u64 tiles = (r.b + u64(V) * kSegThreads - 1) / (u64(V) * kSegThreads);
-  const u64 items = (r.c - 1) * r.chunks * tiles;
+  // A thread moves U rows of each of its V columns at a time.
+  const u64 items = (r.c - 1) * r.chunks * seg_tiles<V>(r);
   for (u64 it = blockIdx.x; it < items; it += gridDim.x) {
-    const u64 q = 1 + it / (r.chunks * tiles), rest = it % (r.chunks * tiles);
-    const u64 k = rest / tiles, x = (rest % tiles) * V * kSegThreads + threadIdx.x;
+    const auto [q, k, x] = seg_item<V>(r, it);
     if (x >= r.b) continue;
     const u64 rows = chunk_rows(r, k), next = k + 1 < r.chunks ? k + 1 : 0;
     E* col = d + k * r.rows * r.n + q * r.b + x;  // this chunk's row 0, this thread's first column
@@ -1122,8 +1136,7 @@ void segment_rotation(E* d, const rect::Maps& mp, Scratch& halo, const Gpu& gpu,
   r.c = mp.c;
   r.rows = seg_chunk_rows(mp.c);
   r.chunks = std::max<u64>(1, mp.m / r.rows);
-  r.col_tiles = (mp.b + kSegThreads - 1) / kSegThreads;
-  const u64 items = (r.c - 1) * r.chunks * r.col_tiles;  // the halos' (and the rotation's at most)
+  const u64 items = (r.c - 1) * r.chunks * seg_tiles<1>(r);  // the halos' (and the rotation's at most)
   const unsigned blocks = unsigned(std::min<u64>(items, u64(gpu.sms) * 8));
   E* h = static_cast<E*>(halo.get());
   halo_kernel<E><<<blocks, kSegThreads, 0, stream>>>(d, h, r);

@@ -15,6 +15,7 @@
 // element-wise tile instead: block_x x block_x elements, padded by one.
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "detail/common.cuh"
@@ -675,7 +676,7 @@ bool grouped_aligned(const Dims& d) {
 // the edge).
 template <class Cfg, Narrow NARROW = Narrow::staged, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg,
           class TmaP = void, std::uint32_t GROUP = kMisalignedGroup, int ALIGNED_ORDER = 0, Wide WIDE = Wide::uniform,
-          unsigned MIS_FEW = 4, int ORIGIN = 0>
+          unsigned MIS_FEW = 4, int ORIGIN = 0, class ElemT = void>
 void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   require(padded_info(), in, out, p);
   const Dims d = resolve(p, Kind::transpose);
@@ -718,12 +719,12 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
       }
     }
     if constexpr (Cfg::S <= 8) {
-      using E = typename PaddedTunings<Cfg::S>::ElemTile;
+      using E = std::conditional_t<std::is_void_v<ElemT>, typename PaddedTunings<Cfg::S>::ElemTile, ElemT>;
       // Fewer than eight per SM: medium matrices too (run 60: 2022x4644
       // 2-byte 74.5% on the element tile vs 52.8% on 296 big tiles).
       if (few(MisCfg{}, MIS_FEW)) {
         if (skinny_for<E>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
-        else launch_element_tiles<E>(in, out, d, stream);
+        else launch_element_tiles<E>(in, out, d, stream, ORIGIN);
         GT_CUDA_LAUNCHED("padded");
         return;
       }
@@ -733,7 +734,7 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     else launch_tiles<MisCfg, true>(in, out, d, stream, GROUP, ORIGIN);
   } else if constexpr (ELEM_TILE && Cfg::S <= 8) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
-    else launch_element_tiles<typename PaddedTunings<Cfg::S>::ElemTile>(in, out, d, stream);
+    else launch_element_tiles<typename PaddedTunings<Cfg::S>::ElemTile>(in, out, d, stream, ORIGIN);
   } else {
     launch_skinny<Cfg::S>(in, out, d, skinny_for<Cfg>(d), want, stream);
   }
@@ -748,7 +749,8 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
 // on `ElemTile`, an ElemTileCfg<S, TR, TC, THREADS>). `Small`: 64-thread
 // tiles for matrices with fewer big tiles than two per SM.
 // `kMisFew`: misaligned matrices with fewer than kMisFew of Mis's tiles per
-// two SMs take the element tile instead.
+// two SMs take the element tile instead; `ElemAlt`: other element tiles,
+// run as the "-elem-" variants.
 
 template <>
 struct PaddedTunings<1> {
@@ -778,7 +780,13 @@ struct PaddedTunings<1> {
   // 59.4-64.0.
   using SkewAlt = std::tuple<SkewCfg<1, 256, 64, 256, 3>, SkewCfg<1, 256, 128, 512, 2, true>>;
   using Small = SuperCfg<1, 16, 16, 64, 1, false, false, false>;
-  using ElemTile = ElemTileCfg<1, 64, 64, 256>;
+  // The element tile (matrices with few misaligned tiles): 64x32 bytes on
+  // 256 threads, as for 2 and 4 bytes. Run 221 (tuning harness, same
+  // process, 64x64 -> 64x32): 3665x1135 112.8 -> 122.5, 1693x1273 139.2 ->
+  // 152.4, 2388x1383 117.5 -> 128.0, 281x8997 142.7 -> 152.1, 10058x296
+  // 137.6 -> 142.2.
+  using ElemTile = ElemTileCfg<1, 64, 32, 256>;
+  using ElemAlt = std::tuple<ElemTileCfg<1, 64, 64, 256>>;  // other element tiles, as variants
   // 256x128 bytes per tile: run 1 (H100, 2026-11-22) 88.9% vs 87.3% for
   // 128x128. Run 3: A lanes along the rows (512 B per warp load, 4-way
   // conflicts on the shared stores) and B lanes down the output rows: 92.7%
@@ -816,7 +824,12 @@ struct PaddedTunings<2> {
   // 71.6-71.9, 256x128 64.0-68.2.
   using SkewAlt = std::tuple<SkewCfg<2, 128, 128, 256, 3>, SkewCfg<2, 128, 256, 512, 2, true>>;
   using Small = SuperCfg<2, 16, 16, 64, 1, false, false, false>;
-  using ElemTile = ElemTileCfg<2, 64, 64, 256>;
+  // The element tile: 64x32 halves on 256 threads. Run 221 (same process,
+  // 64x64 -> 64x32): 3665x1135 103.6 -> 112.4, 1693x1273 128.1 -> 143.4,
+  // 2388x1383 114.4 -> 127.8, 281x8997 123.6 -> 129.0, 10058x296 117.6 ->
+  // 124.5.
+  using ElemTile = ElemTileCfg<2, 64, 32, 256>;
+  using ElemAlt = std::tuple<ElemTileCfg<2, 64, 64, 256>>;  // other element tiles, as variants
   // 128x128 halves per tile, A lanes along, B lanes down: run 3, 97.2% vs
   // 94.8% (128x64, B across) and 90.6% (128x128, both conflict-free).
   using C0 = SuperCfg<2, 64, 32, 256, 1, false, false, false>;
@@ -857,7 +870,16 @@ struct PaddedTunings<4> {
   using Mis = SkewCfg<4, 128, 256, 512, 2>;
   using SkewAlt = std::tuple<SkewCfg<4, 128, 128, 256, 3>>;
   using Small = SuperCfg<4, 32, 8, 64, 1, false, false, false>;
-  using ElemTile = ElemTileCfg<4, 64, 64, 256>;
+  // The element tile: 64x32 floats on 256 threads. Run 220 (tuning
+  // harness, % of a copy, same process, 64x64 -> 64x32, the matrices with
+  // few misaligned tiles): 3665x1135 97.4 -> 100.4, 9025x421 89.2 -> 99.6,
+  // 1693x1273 111.0 -> 119.7, 281x8997 98.5 -> 105.1, 10058x296 95.7 ->
+  // 103.3, 2388x1383 103.7 -> 111.6 (32x32 on 128 or 256 threads 91.3-116.4,
+  // 32x64 89.9-108.2, 64x64 on 512 threads 85.8-107.2). cublasSgeam led
+  // at five of these in the random sweep (run 200).
+  using ElemTile = ElemTileCfg<4, 64, 32, 256>;
+  using ElemAlt = std::tuple<ElemTileCfg<4, 64, 64, 256>, ElemTileCfg<4, 32, 32, 128>, ElemTileCfg<4, 32, 32, 256>,
+                             ElemTileCfg<4, 32, 64, 256>>;
   // 64x128 floats per tile, B lanes down: run 3, 97.6% vs 96.7% (B across)
   // and 97.2-97.3% (64x64, 128x64).
   using C0 = SuperCfg<4, 64, 32, 256, 1, false, false, false>;
@@ -892,7 +914,13 @@ struct PaddedTunings<8> {
   using Mis = SkewCfg<8, 64, 512, 512, 2>;
   using SkewAlt = std::tuple<SkewCfg<8, 128, 256, 512, 2>>;
   using Small = SuperCfg<8, 32, 8, 64, 1, false, false, false>;
-  using ElemTile = ElemTileCfg<8, 64, 32, 256>;
+  // The element tile: 32x32 doubles on 256 threads (four a thread). Run 221
+  // (same process, 64x32 -> 32x32; cublasDgeam led at four of these in the
+  // bench): 3665x1135 100.5 -> 98.2, 1693x1273 111.3 -> 112.6, 2388x1383
+  // 102.0 -> 107.4, 281x8997 101.1 -> 107.4, 10058x296 102.1 -> 102.3 (on
+  // 128 threads 94.7-115.7).
+  using ElemTile = ElemTileCfg<8, 32, 32, 256>;
+  using ElemAlt = std::tuple<ElemTileCfg<8, 64, 32, 256>, ElemTileCfg<8, 32, 32, 128>>;  // as variants
   // 32x64 doubles per tile, B lanes down the output rows: run 3, 97.8% vs
   // 97.0-97.4% for 64x32, 64x64, 128x32. Run 1: B lanes down beat the
   // conflict-free B lanes across, 97.6% vs 97.0%.
@@ -1024,6 +1052,18 @@ std::vector<Variant> padded_variants() {
                                    Wide::uniform, 0>});
     v.push_back({base + "-elemtile", params + ", rows not 16-byte aligned on the compile-time element tile", false,
                  launch_cfg<D, Narrow::staged, false, true>});
+    // Other element tiles where the default takes its element tile (few misaligned tiles).
+    std::apply([&](auto... c) {
+      (v.push_back({base + "-elem-" + std::to_string(decltype(c)::TR) + "x" + std::to_string(decltype(c)::TC) + "-" +
+                        std::to_string(decltype(c)::THREADS) + "t",
+                    params + ", few misaligned tiles on an element tile of " + std::to_string(decltype(c)::TR) + "x" +
+                        std::to_string(decltype(c)::TC) + " elements, " + std::to_string(decltype(c)::THREADS) +
+                        " threads",
+                    false,
+                    launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, void, kMisalignedGroup, 0,
+                               Wide::uniform, Tn::kMisFew, 0, decltype(c)>}),
+       ...);
+    }, typename Tn::ElemAlt{});
     v.push_back({base + "-old-element", params + ", rows not 16-byte aligned on the general element path", false,
                  launch_cfg<D, Narrow::staged, false, false>});
     // The misaligned tile path with the default's Mis tiles in the order it

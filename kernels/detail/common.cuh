@@ -110,13 +110,20 @@ __device__ __forceinline__ TileIdx grouped_tile(std::uint64_t b, std::uint64_t n
 // 12345x6789 (57 of 256 rows) 79.5 -> 78.7, 16385x16385 (1 row) 77.0 -> 75.8.
 // In place, the same pairs in a launch of their own (element kernel, 1024
 // threads a pair) measured -0.6 to +0.7 (run 176) and were not kept.
+// Nor is it moved where the overlap would be more than an eighth of the
+// side (kOverlapMaxShare): on a side of a few tiles the overlap's second
+// read and write is a large part of the matrix's traffic. Run 220 (H100,
+// % of a copy, same process, the element tile of small matrices, edge path
+// -> moved): f32 281x8997 (39 of 281 rows again) 102.4 -> 98.5, f64 101.6
+// -> 95.5, while f32 10058x296 (24 of 296 columns) gained 92.3 -> 95.7.
 constexpr unsigned kOverlapShare = 4;
+constexpr unsigned kOverlapMaxShare = 8;
 
 inline std::uint64_t last_origin(std::uint64_t extent, unsigned tile, unsigned align, int origin) {
   const std::uint64_t n = ceil_div(extent, tile), rem = extent % tile;
   const std::uint64_t at = (n ? n - 1 : 0) * tile;  // where it falls
   if (rem == 0 || extent < tile || origin == 1) return at;
-  if (origin == 0 && rem * kOverlapShare < tile) return at;
+  if (origin == 0 && (rem * kOverlapShare < tile || (tile - rem) * kOverlapMaxShare > extent)) return at;
   return (extent - tile) / align * align;
 }
 

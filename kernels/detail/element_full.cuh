@@ -80,11 +80,14 @@ __device__ __forceinline__ void element_full_tile(carrier_t<Cfg::ES>* sm, const 
 }
 
 // Full tiles on element_full_tile, partial ones (right and bottom edges) on
-// the general element path, in one grid-stride loop over tiles.
+// the general element path, in one grid-stride loop over tiles. The last
+// tile row and column start where `last` says (last_origin's rule, shared
+// with the tile kernels: a full tile moved back to end at the edge where
+// the partial one would hold at least a quarter of a tile).
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::THREADS)
     element_tile_kernel(const unsigned char* __restrict__ in_b, unsigned char* __restrict__ out_b, Dims d,
-                        std::uint64_t ntr, std::uint64_t ntc) {
+                        std::uint64_t ntr, std::uint64_t ntc, LastTile last) {
   using T = carrier_t<Cfg::ES>;
   // The edge path's pitch (vc | 1) never exceeds TC + 1 <= PITCH.
   __shared__ T sm[Cfg::TR * Cfg::PITCH];
@@ -93,7 +96,8 @@ __global__ void __launch_bounds__(Cfg::THREADS)
   const std::uint64_t ntiles = ntr * ntc;
   for (std::uint64_t b = blockIdx.x; b < ntiles; b += gridDim.x) {
     const TileIdx t = linear_tile(b, ntc);
-    const std::uint64_t r0 = t.r * Cfg::TR, c0 = t.c * Cfg::TC;
+    std::uint64_t r0, c0;
+    tile_origin<Cfg>(t, ntr, ntc, last, r0, c0);
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
       element_full_tile<Cfg>(sm, in, out, d.ld_in, d.ld_out, r0, c0);
     } else {
@@ -107,11 +111,14 @@ __global__ void __launch_bounds__(Cfg::THREADS)
   }
 }
 
+// ORIGIN: last_origin's rule for the last tile row and column (0 the rule,
+// 1 where they fall, 2 moved back whenever the side is at least a tile).
 template <class Cfg>
-void launch_element_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream) {
+void launch_element_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, int origin = 0) {
   const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
   element_tile_kernel<Cfg><<<grid_1d(ntr * ntc), Cfg::THREADS, 0, stream>>>(
-      static_cast<const unsigned char*>(in), static_cast<unsigned char*>(out), d, ntr, ntc);
+      static_cast<const unsigned char*>(in), static_cast<unsigned char*>(out), d, ntr, ntc,
+      last_tile(d, Cfg::TR, Cfg::TC, 1, origin));
 }
 
 }  // namespace gt::kernels::detail

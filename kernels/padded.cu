@@ -914,13 +914,15 @@ struct PaddedTunings<8> {
   using Mis = SkewCfg<8, 64, 512, 512, 2>;
   using SkewAlt = std::tuple<SkewCfg<8, 128, 256, 512, 2>>;
   using Small = SuperCfg<8, 32, 8, 64, 1, false, false, false>;
-  // The element tile: 32x32 doubles on 256 threads (four a thread). Run 221
-  // (same process, 64x32 -> 32x32; cublasDgeam led at four of these in the
-  // bench): 3665x1135 100.5 -> 98.2, 1693x1273 111.3 -> 112.6, 2388x1383
-  // 102.0 -> 107.4, 281x8997 101.1 -> 107.4, 10058x296 102.1 -> 102.3 (on
-  // 128 threads 94.7-115.7).
-  using ElemTile = ElemTileCfg<8, 32, 32, 256>;
-  using ElemAlt = std::tuple<ElemTileCfg<8, 64, 32, 256>, ElemTileCfg<8, 32, 32, 128>>;  // as variants
+  // The element tile: 64x32 doubles on 256 threads. Run 221 (tuning
+  // harness, same process, 64x32 -> 32x32): 3665x1135 100.5 -> 98.2,
+  // 1693x1273 111.3 -> 112.6, 2388x1383 102.0 -> 107.4, 281x8997 101.1 ->
+  // 107.4, 10058x296 102.1 -> 102.3 (on 128 threads 94.7-115.7). But in the
+  // bench (rotated buffers, beside cublasDgeam in the same run) 32x32 (run
+  // 222) trailed Dgeam by 13.3 points summed over five small shapes where
+  // 64x32 (run 221) trailed by 9.8, so 64x32 stays.
+  using ElemTile = ElemTileCfg<8, 64, 32, 256>;
+  using ElemAlt = std::tuple<ElemTileCfg<8, 32, 32, 256>, ElemTileCfg<8, 32, 32, 128>>;  // as variants
   // 32x64 doubles per tile, B lanes down the output rows: run 3, 97.8% vs
   // 97.0-97.4% for 64x32, 64x64, 128x32. Run 1: B lanes down beat the
   // conflict-free B lanes across, 97.6% vs 97.0%.

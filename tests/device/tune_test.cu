@@ -9,6 +9,12 @@
 // variants (Rect: =1 to run them), GT_TUNE_VARIANT_MATCH="no-narrow" (only the
 // variants whose name holds it; "a|b" either), GT_TUNE_REPS (default 20), and for Rect
 // GT_TUNE_SHAPES="50000000x3,16384x16384" (rows x cols; default its five shapes).
+// Out of place, GT_TUNE_ROTATE=1 runs each launch on the next of several
+// buffer pairs, together over 256 MiB (past the 50 MB L2, as --bench does),
+// and GT_TUNE_BATCH=N times N launches per event pair: without them a
+// matrix of a few MB runs partly from L2 and an event pair's own
+// microseconds count against it (run 222: f64's element tiles ranked one way
+// here and the other way in the bench).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -50,16 +56,17 @@ struct Timing {
   std::string error;
 };
 
-// Times `run` (which enqueues on `s`) with a pair of events per repetition.
-Timing time_it(const std::function<void()>& run, cudaStream_t s, int reps) {
+// Times `run` (which enqueues on `s`) with a pair of events per repetition
+// around `batch` launches (the time of one: the pair's over batch).
+Timing time_it(const std::function<void()>& run, cudaStream_t s, int reps, int batch = 1) {
   Timing t;
   try {
-    for (int i = 0; i < 3; ++i) run();
+    for (int i = 0; i < 3 * batch; ++i) run();
     std::vector<cudaEvent_t> ev(2 * reps);
     for (auto& e : ev) cudaEventCreate(&e);
     for (int i = 0; i < reps; ++i) {
       cudaEventRecord(ev[2 * i], s);
-      run();
+      for (int j = 0; j < batch; ++j) run();
       cudaEventRecord(ev[2 * i + 1], s);
     }
     cudaError_t err = cudaStreamSynchronize(s);
@@ -67,7 +74,7 @@ Timing time_it(const std::function<void()>& run, cudaStream_t s, int reps) {
     for (int i = 0; i < reps; ++i) {
       float f = 0;
       cudaEventElapsedTime(&f, ev[2 * i], ev[2 * i + 1]);
-      ms[i] = f;
+      ms[i] = f / batch;
     }
     for (auto& e : ev) cudaEventDestroy(e);
     if (err != cudaSuccess) t.error = cudaGetErrorString(err);
@@ -119,17 +126,29 @@ void tune_out_of_place(std::uint64_t rows, std::uint64_t cols, std::size_t s, co
   const char* match_env = std::getenv("GT_TUNE_VARIANT_MATCH");
   const std::string match = match_env ? match_env : "";
   const std::uint64_t bytes = rows * cols * s;
-  gtt::DeviceBuffer in(bytes), out(bytes);
-  ASSERT_TRUE(in.ok() && out.ok()) << "cudaMalloc of 2 x " << bytes << " bytes failed";
+  // GT_TUNE_ROTATE: pairs enough that together they pass 256 MiB (at most 64).
+  const std::uint64_t pairs =
+      env_int("GT_TUNE_ROTATE", 0) ? std::min<std::uint64_t>(64, std::max<std::uint64_t>(1, (256ull << 20) / bytes + 1)) : 1;
+  const int batch = std::max(1, env_int("GT_TUNE_BATCH", 1));
+  gtt::DeviceBuffer in(bytes * pairs), out(bytes * pairs);
+  ASSERT_TRUE(in.ok() && out.ok()) << "cudaMalloc of 2 x " << bytes * pairs << " bytes failed";
   const std::uint64_t seed = 12345;
-  ASSERT_EQ(gtt::fill(in.get(), s, rows, cols, cols, seed, 0), "");
+  for (std::uint64_t k = 0; k < pairs; ++k) ASSERT_EQ(gtt::fill(in.get() + k * bytes, s, rows, cols, cols, seed, 0), "");
   GTT_CUDA(cudaDeviceSynchronize());
   cudaStream_t st;
   GTT_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   const std::string shape = shape_str(rows, cols);
+  std::uint64_t turn = 0;  // the pair the next timed launch takes
+  const auto next = [&] {
+    const std::uint64_t k = turn++ % pairs;
+    return std::make_pair(in.get() + k * bytes, out.get() + k * bytes);
+  };
 
-  Row ref{"memcpy-d2d", shape, "", s};
-  ref.t = time_it([&] { cudaMemcpyAsync(out.get(), in.get(), bytes, cudaMemcpyDeviceToDevice, st); }, st, reps);
+  Row ref{"memcpy-d2d", shape, pairs > 1 ? std::to_string(pairs) + " pairs " : "", s};
+  ref.t = time_it([&] {
+    const auto [i, o] = next();
+    cudaMemcpyAsync(o, i, bytes, cudaMemcpyDeviceToDevice, st);
+  }, st, reps, batch);
   ref.gbps = 2.0 * bytes / (ref.t.median_ms * 1e6);
   ref.pct = 100;
   ref.verified = true;
@@ -156,7 +175,10 @@ void tune_out_of_place(std::uint64_t rows, std::uint64_t cols, std::size_t s, co
       print_row(r);
       return;
     }
-    r.t = time_it([&] { launch(in.get(), out.get(), p, st); }, st, reps);
+    r.t = time_it([&] {
+      const auto [i, o] = next();
+      launch(i, o, p, st);
+    }, st, reps, batch);
     r.gbps = 2.0 * bytes / (r.t.median_ms * 1e6);
     r.pct = 100.0 * r.gbps / ref.gbps;
     print_row(r);

@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(Cfg::THREADS)
 // ORIGIN: last_origin's rule for the last tile row and column (0 the rule,
 // 1 where they fall, 2 moved back whenever the side is at least a tile).
 template <class Cfg>
-void launch_element_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, int origin = 0) {
+void launch_element_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, int origin) {
   const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
   element_tile_kernel<Cfg><<<grid_1d(ntr * ntc), Cfg::THREADS, 0, stream>>>(
       static_cast<const unsigned char*>(in), static_cast<unsigned char*>(out), d, ntr, ntc,

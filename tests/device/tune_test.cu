@@ -10,7 +10,7 @@
 // variants whose name holds it; "a|b" either), GT_TUNE_REPS (default 20), and for Rect
 // GT_TUNE_SHAPES="50000000x3,16384x16384" (rows x cols; default its five shapes).
 // Out of place, GT_TUNE_ROTATE=1 runs each launch on the next of several
-// buffer pairs, together over 256 MiB (past the 50 MB L2, as --bench does),
+// buffer pairs, as many as --bench takes (gt::bench::rotation_buffers),
 // and GT_TUNE_BATCH=N times N launches per event pair: without them a
 // matrix of a few MB runs partly from L2 and an event pair's own
 // microseconds count against it (run 222: f64's element tiles ranked one way
@@ -126,9 +126,7 @@ void tune_out_of_place(std::uint64_t rows, std::uint64_t cols, std::size_t s, co
   const char* match_env = std::getenv("GT_TUNE_VARIANT_MATCH");
   const std::string match = match_env ? match_env : "";
   const std::uint64_t bytes = rows * cols * s;
-  // GT_TUNE_ROTATE: pairs enough that together they pass 256 MiB (at most 64).
-  const std::uint64_t pairs =
-      env_int("GT_TUNE_ROTATE", 0) ? std::min<std::uint64_t>(64, std::max<std::uint64_t>(1, (256ull << 20) / bytes + 1)) : 1;
+  const std::uint64_t pairs = env_int("GT_TUNE_ROTATE", 0) ? gt::bench::rotation_buffers(bytes) : 1;
   const int batch = std::max(1, env_int("GT_TUNE_BATCH", 1));
   gtt::DeviceBuffer in(bytes * pairs), out(bytes * pairs);
   ASSERT_TRUE(in.ok() && out.ok()) << "cudaMalloc of 2 x " << bytes * pairs << " bytes failed";

@@ -31,9 +31,6 @@ namespace {
 using namespace bench;
 
 constexpr const char* kReference = "cudaMemcpy D2D";
-// 128 MiB of input plus as much output is over twice the H100's 50 MB L2.
-constexpr std::uint64_t kRotateBytes = 128ull << 20;
-constexpr std::uint64_t kMaxBuffers = 1024;
 // An event pair adds microseconds of its own (H100, 2026-11-22: a 2048^2 f32
 // D2D copy timed 0.0271 ms alone and 0.0144 ms in batches of 13), so
 // launches shorter than kBatchBelowMs are timed kBatchTargetMs at a time.
@@ -339,8 +336,7 @@ void cross_check_fill(const Ctx& x, const Slabs& s, Shape shape) {
 // when asked, the block-shape sweep. Appends rows and fills their % of copy.
 void run_case(Ctx& x, BenchResult& out, Shape shape, bool sweep, bool block_sweep) {
   const std::uint64_t bytes = checked_mul(shape.elems(), x.es, "bench matrix bytes");
-  const std::uint64_t nbuf =
-      bytes >= kRotateBytes ? 1 : std::min<std::uint64_t>(kMaxBuffers, (kRotateBytes + bytes - 1) / bytes);
+  const std::uint64_t nbuf = rotation_buffers(bytes);
   const std::uint64_t need = checked_mul(checked_mul(bytes, nbuf, "bench buffers"), 2, "bench buffers");
   Candidate ref;
   ref.name = kReference;

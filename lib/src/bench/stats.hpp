@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace gt::bench {
@@ -18,6 +19,18 @@ inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// How many input and output buffers of `bytes` each a device bench rotates
+// through, each launch taking the next, so that a launch reads DRAM rather
+// than the L2 the previous launch filled: 128 MiB of input plus as much
+// output is over twice the H100's 50 MB L2 (kRotateBytes); at most
+// kMaxBuffers.
+constexpr std::uint64_t kRotateBytes = 128ull << 20;
+constexpr std::uint64_t kMaxBuffers = 1024;
+inline std::uint64_t rotation_buffers(std::uint64_t bytes) {
+  if (bytes == 0 || bytes >= kRotateBytes) return 1;
+  return std::min<std::uint64_t>(kMaxBuffers, (kRotateBytes + bytes - 1) / bytes);
 }
 
 }  // namespace gt::bench

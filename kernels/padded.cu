@@ -722,7 +722,12 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
       using E = std::conditional_t<std::is_void_v<ElemT>, typename PaddedTunings<Cfg::S>::ElemTile, ElemT>;
       // Fewer than eight per SM: medium matrices too (run 60: 2022x4644
       // 2-byte 74.5% on the element tile vs 52.8% on 296 big tiles).
-      if (few(MisCfg{}, MIS_FEW)) {
+      // Narrow rows (fewer than kMisNarrow of Mis's tiles across) take it at
+      // any size where that size's tuning says so; variants with tiles of
+      // their own keep them.
+      constexpr unsigned narrow_tiles =
+          std::is_same_v<MisCfg, typename PaddedTunings<Cfg::S>::Mis> && MIS_FEW ? PaddedTunings<Cfg::S>::kMisNarrow : 0;
+      if (few(MisCfg{}, MIS_FEW) || ceil_div(d.cols, MisCfg::TC) < narrow_tiles) {
         if (skinny_for<E>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
         else launch_element_tiles<E>(in, out, d, stream, ORIGIN);
         GT_CUDA_LAUNCHED("padded");
@@ -749,12 +754,14 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
 // on `ElemTile`, an ElemTileCfg<S, TR, TC, THREADS>). `Small`: 64-thread
 // tiles for matrices with fewer big tiles than two per SM.
 // `kMisFew`: misaligned matrices with fewer than kMisFew of Mis's tiles per
-// two SMs take the element tile instead; `ElemAlt`: other element tiles,
-// run as the "-elem-" variants.
+// two SMs take the element tile instead, and so do those whose rows are
+// fewer than `kMisNarrow` of Mis's tiles wide (0: none); `ElemAlt`: other
+// element tiles, run as the "-elem-" variants.
 
 template <>
 struct PaddedTunings<1> {
   static constexpr unsigned kMisFew = 4;  // launch_cfg's MIS_FEW
+  static constexpr unsigned kMisNarrow = 0;
   // Rows not 16-byte aligned: the misaligned tile path (run 45, H100,
   // 2026-11-23: 12345x6789 41.2% vs 32.2% on the element path; 16383x16385
   // 42.5% vs 31.4%), on 512-thread tiles (run 57: 55.6% and 55.9% vs 41.4%
@@ -784,9 +791,14 @@ struct PaddedTunings<1> {
   // 256 threads, as for 2 and 4 bytes. Run 221 (tuning harness, same
   // process, 64x64 -> 64x32): 3665x1135 112.8 -> 122.5, 1693x1273 139.2 ->
   // 152.4, 2388x1383 117.5 -> 128.0, 281x8997 142.7 -> 152.1, 10058x296
-  // 137.6 -> 142.2.
-  using ElemTile = ElemTileCfg<1, 64, 32, 256>;
-  using ElemAlt = std::tuple<ElemTileCfg<1, 64, 64, 256>>;  // other element tiles, as variants
+  // 137.6 -> 142.2. Taken down the tile columns (DOWN) as every size's:
+  // run 229 (rotated harness, same process, along -> down) 96.9 -> 99.0,
+  // 98.5 -> 98.0, 125.9 -> 125.5, 133.3 -> 131.9, 139.8 -> 138.8, 114.5 ->
+  // 118.5 at 3665x1135 / 9025x421 / 1693x1273 / 281x8997 / 10058x296 /
+  // 2388x1383: a wash for bytes, kept for one order across the sizes.
+  using ElemTile = ElemTileCfg<1, 64, 32, 256, 0, true>;
+  using ElemAlt = std::tuple<ElemTileCfg<1, 64, 32, 256>, ElemTileCfg<1, 64, 64, 256, 0, true>,
+                             ElemTileCfg<1, 64, 64, 256>>;  // other element tiles, as variants
   // 256x128 bytes per tile: run 1 (H100, 2026-11-22) 88.9% vs 87.3% for
   // 128x128. Run 3: A lanes along the rows (512 B per warp load, 4-way
   // conflicts on the shared stores) and B lanes down the output rows: 92.7%
@@ -803,6 +815,7 @@ struct PaddedTunings<1> {
 template <>
 struct PaddedTunings<2> {
   static constexpr unsigned kMisFew = 4;  // launch_cfg's MIS_FEW
+  static constexpr unsigned kMisNarrow = 0;
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 12345x6789
   // 51.5% vs 32.6%; 16383x16385 50.2% vs 32.1%), on 128x128-half tiles of
   // 512 threads (run 57: 71.9% and 69.9% vs 51.5% and 50.0% for the aligned
@@ -827,9 +840,12 @@ struct PaddedTunings<2> {
   // The element tile: 64x32 halves on 256 threads. Run 221 (same process,
   // 64x64 -> 64x32): 3665x1135 103.6 -> 112.4, 1693x1273 128.1 -> 143.4,
   // 2388x1383 114.4 -> 127.8, 281x8997 123.6 -> 129.0, 10058x296 117.6 ->
-  // 124.5.
-  using ElemTile = ElemTileCfg<2, 64, 32, 256>;
-  using ElemAlt = std::tuple<ElemTileCfg<2, 64, 64, 256>>;  // other element tiles, as variants
+  // 124.5. Down the tile columns (run 229, along -> down, the six shapes
+  // as for bytes): 101.3 -> 109.8, 104.0 -> 110.5, 141.2 -> 141.9, 119.6 ->
+  // 122.9, 122.4 -> 122.9, 110.9 -> 112.8.
+  using ElemTile = ElemTileCfg<2, 64, 32, 256, 0, true>;
+  using ElemAlt = std::tuple<ElemTileCfg<2, 64, 32, 256>, ElemTileCfg<2, 64, 64, 256, 0, true>,
+                             ElemTileCfg<2, 64, 64, 256>>;  // other element tiles, as variants
   // 128x128 halves per tile, A lanes along, B lanes down: run 3, 97.2% vs
   // 94.8% (128x64, B across) and 90.6% (128x128, both conflict-free).
   using C0 = SuperCfg<2, 64, 32, 256, 1, false, false, false>;
@@ -850,6 +866,7 @@ struct PaddedTunings<4> {
   // 1001x9999 within 0.5. One per two SMs lost at the three smallest
   // (83.8-90.6).
   static constexpr unsigned kMisFew = 2;
+  static constexpr unsigned kMisNarrow = 0;
   // Rows not 16-byte aligned: the misaligned tile path on tall 128x32-float
   // tiles (run 58: 12345x6789 81.3%, 16383x16385 77.2%, 6789x12345 91.2%;
   // 64x64 tiles 74.2%, 71.0%, 83.7%; run 57: the compile-time element tile
@@ -876,10 +893,16 @@ struct PaddedTunings<4> {
   // 1693x1273 111.0 -> 119.7, 281x8997 98.5 -> 105.1, 10058x296 95.7 ->
   // 103.3, 2388x1383 103.7 -> 111.6 (32x32 on 128 or 256 threads 91.3-116.4,
   // 32x64 89.9-108.2, 64x64 on 512 threads 85.8-107.2). cublasSgeam led
-  // at five of these in the random sweep (run 200).
-  using ElemTile = ElemTileCfg<4, 64, 32, 256>;
-  using ElemAlt = std::tuple<ElemTileCfg<4, 64, 64, 256>, ElemTileCfg<4, 32, 32, 128>, ElemTileCfg<4, 32, 32, 256>,
-                             ElemTileCfg<4, 32, 64, 256>>;
+  // at five of these in the random sweep (run 200). Down the tile columns,
+  // as cublasSgeam's grid runs (run 228 found it by Nsight): run 229, along
+  // -> down, 98.4 -> 106.9 (3665x1135), 103.1 -> 105.2, 114.8 -> 117.8,
+  // 99.7 -> 107.5 (281x8997: the partial last tile row, on the element
+  // path, is spread over the grid instead of ending it), 110.0 -> 113.5,
+  // 111.3 -> 110.7; in the bench beside Sgeam, ahead at all seven small
+  // shapes (3665x1135 108.5 against 105.5).
+  using ElemTile = ElemTileCfg<4, 64, 32, 256, 0, true>;
+  using ElemAlt = std::tuple<ElemTileCfg<4, 64, 32, 256>, ElemTileCfg<4, 64, 64, 256, 0, true>, ElemTileCfg<4, 64, 64, 256>,
+                             ElemTileCfg<4, 32, 32, 256, 0, true>, ElemTileCfg<4, 32, 32, 128>>;
   // 64x128 floats per tile, B lanes down: run 3, 97.6% vs 96.7% (B across)
   // and 97.2-97.3% (64x64, 128x64).
   using C0 = SuperCfg<4, 64, 32, 256, 1, false, false, false>;
@@ -899,6 +922,14 @@ struct PaddedTunings<8> {
   // against 113.6, 281x8997 97.5 against 100.0, 3001x1999 and 4001x2001
   // within 0.4. Four stays.
   static constexpr unsigned kMisFew = 4;
+  // Rows fewer than 8 skew tiles (448 doubles) wide take the element tile
+  // at any size. Run 230 (tuning harness, rotated, same process, two
+  // passes; the skew tiles -> the element tile, 32x32 down the tile
+  // columns): 14091x334 97.0-97.2 -> 99.0-99.9, 19028x407 96.7-96.9 ->
+  // 98.9-99.1, 10410x391 101.3-101.8 -> 102.0-102.4, where cublasDgeam led
+  // by 0.4-2.2 (bench, run 230: 99.8, 97.7, 100.3); 14226x452 (8 tiles),
+  // 15302x864 and 13288x6160 alike on both paths.
+  static constexpr unsigned kMisNarrow = 8;
   // Rows not 16-byte aligned: the misaligned tile path on 64x32-double tiles
   // (run 57: 12345x6789 87.9%, 16383x16385 83.0%; the compile-time element
   // tile 86.4% and 81.3%, the general element path 84.0% and 79.5%, the
@@ -920,9 +951,14 @@ struct PaddedTunings<8> {
   // 107.4, 10058x296 102.1 -> 102.3 (on 128 threads 94.7-115.7). But in the
   // bench (rotated buffers, beside cublasDgeam in the same run) 32x32 (run
   // 222) trailed Dgeam by 13.3 points summed over five small shapes where
-  // 64x32 (run 221) trailed by 9.8, so 64x32 stays.
-  using ElemTile = ElemTileCfg<8, 64, 32, 256>;
-  using ElemAlt = std::tuple<ElemTileCfg<8, 32, 32, 256>, ElemTileCfg<8, 32, 32, 128>>;  // as variants
+  // 64x32 (run 221) trailed by 9.8, so 64x32 stayed. Down the tile columns
+  // (runs 229-230) 32x32 leads: run 230 (rotated harness, same process,
+  // 64x32 down -> 32x32 down) 99.8 -> 102.6 (3665x1135), 100.5 -> 100.8,
+  // 108.8 -> 110.2, 107.4 -> 109.5, 103.8 -> 103.6, 105.8 -> 106.9 (64x32
+  // along 97.0-107.4).
+  using ElemTile = ElemTileCfg<8, 32, 32, 256, 0, true>;
+  using ElemAlt = std::tuple<ElemTileCfg<8, 64, 32, 256, 0, true>, ElemTileCfg<8, 64, 32, 256>,
+                             ElemTileCfg<8, 32, 32, 256>, ElemTileCfg<8, 32, 32, 128, 0, true>>;  // as variants
   // 32x64 doubles per tile, B lanes down the output rows: run 3, 97.8% vs
   // 97.0-97.4% for 64x32, 64x64, 128x32. Run 1: B lanes down beat the
   // conflict-free B lanes across, 97.6% vs 97.0%.
@@ -1057,10 +1093,14 @@ std::vector<Variant> padded_variants() {
     // Other element tiles where the default takes its element tile (few misaligned tiles).
     std::apply([&](auto... c) {
       (v.push_back({base + "-elem-" + std::to_string(decltype(c)::TR) + "x" + std::to_string(decltype(c)::TC) + "-" +
-                        std::to_string(decltype(c)::THREADS) + "t",
+                        std::to_string(decltype(c)::THREADS) + "t" +
+                        (decltype(c)::MINB > 1 ? "-minb" + std::to_string(decltype(c)::MINB) : "") +
+                        (decltype(c)::DOWN ? "-down" : ""),
                     params + ", few misaligned tiles on an element tile of " + std::to_string(decltype(c)::TR) + "x" +
                         std::to_string(decltype(c)::TC) + " elements, " + std::to_string(decltype(c)::THREADS) +
-                        " threads",
+                        " threads" +
+                        (decltype(c)::MINB > 1 ? ", " + std::to_string(decltype(c)::MINB) + " blocks an SM" : "") +
+                        (decltype(c)::DOWN ? ", tile rows fastest" : ""),
                     false,
                     launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, void, kMisalignedGroup, 0,
                                Wide::uniform, Tn::kMisFew, 0, decltype(c)>}),

@@ -178,7 +178,7 @@ if has_step profile; then
       read -r dt shape kern regex <<<"$spec"
       echo "=== $dt $shape $kern ($regex)" >>"$OUT/profile.log"
       "$NCU" --kernel-name "regex:$regex" --launch-count 8 --section SpeedOfLight --section WarpStateStats \
-        --section Occupancy --metrics "$metrics" "$CLI" --bench --kernel "$kern" --dtype "$dt" --shape "$shape" \
+        --section Occupancy --section LaunchStats --metrics "$metrics" "$CLI" --bench --kernel "$kern" --dtype "$dt" --shape "$shape" \
         --reps 1 --warmup 0 >>"$OUT/profile.log" 2>&1
     done
     record profile ok "${#SPECS[@]} specs in $(secs "$t0") s: see profile.log"

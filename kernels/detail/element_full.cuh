@@ -27,10 +27,17 @@
 
 namespace gt::kernels::detail {
 
-template <std::size_t S, int TR_, int TC_, int THREADS_>
+// MINB_: blocks an SM asked of the compiler (__launch_bounds__'s second
+// argument), which caps the registers a thread holds; 0 asks nothing, and
+// ptxas then keeps these kernels at 48 registers (five 256-thread blocks an
+// SM), where an explicit 1 lets it take 80-88.
+// DOWN_: consecutive blocks take the tiles down a tile column (tile rows
+// fastest, as cuBLAS's geam grid does), else along a tile row.
+template <std::size_t S, int TR_, int TC_, int THREADS_, int MINB_ = 0, bool DOWN_ = false>
 struct ElemTileCfg {
   static constexpr std::size_t ES = S;
-  static constexpr int TR = TR_, TC = TC_, THREADS = THREADS_, WARPS = THREADS_ / 32;
+  static constexpr int TR = TR_, TC = TC_, THREADS = THREADS_, WARPS = THREADS_ / 32, MINB = MINB_;
+  static constexpr bool DOWN = DOWN_;
   static_assert(TR % 32 == 0 && TC % 32 == 0, "units of 32 elements on both sides");
   // The row pitch in elements: in 4-byte words odd for S <= 4 (TC + 4 or
   // TC + 8 for bytes, TC + 2 or TC + 4 for halves, TC + 1 for words), in
@@ -47,6 +54,12 @@ struct ElemTileCfg {
 
 // One full TR x TC tile: rows r0.., columns c0.. of the input to rows c0..,
 // columns r0.. of the output. `sm` holds at least TR * PITCH elements.
+// Unit u = warp + i * WARPS is input row u / UC, columns (u % UC) * 32 +
+// lane; as WARPS is a multiple of UC (and of UR), a thread's units share
+// their columns and step WARPS / UC rows, so its global addresses are one
+// base and a fixed stride on both sides: no 64-bit multiply per access
+// (run 227: cublasDgeam's kernel of the same tile issued two thirds of this
+// kernel's instructions when the store side still multiplied per element).
 template <class Cfg>
 __device__ __forceinline__ void element_full_tile(carrier_t<Cfg::ES>* sm, const carrier_t<Cfg::ES>* in,
                                                   carrier_t<Cfg::ES>* out, std::uint64_t ld_in, std::uint64_t ld_out,
@@ -54,29 +67,28 @@ __device__ __forceinline__ void element_full_tile(carrier_t<Cfg::ES>* sm, const 
   using T = carrier_t<Cfg::ES>;
   constexpr int UC = Cfg::TC / 32;  // units per input row
   constexpr int UR = Cfg::TR / 32;  // units per output row
+  static_assert(Cfg::WARPS % UC == 0 && Cfg::WARPS % UR == 0, "a thread's units share their columns");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   T x[Cfg::LOADS];
-  // Unit u = warp + i * WARPS: input row u / UC, columns (u % UC) * 32 + lane.
-  // WARPS is a multiple of UC or the reverse in every configuration, but the
-  // divisions here are by constants and fold into shifts either way.
+  {
+    const int r = warp / UC, c = (warp % UC) * 32 + lane;
+    const T* p = in + (r0 + r) * ld_in + c0 + c;
+    const std::uint64_t step = std::uint64_t(Cfg::WARPS / UC) * ld_in;
 #pragma unroll
-  for (int i = 0; i < Cfg::LOADS; ++i) {
-    const int u = warp + i * Cfg::WARPS;
-    const int r = u / UC, c = (u % UC) * 32 + lane;
-    x[i] = in[(r0 + r) * ld_in + c0 + c];
-  }
+    for (int i = 0; i < Cfg::LOADS; ++i) x[i] = p[i * step];
 #pragma unroll
-  for (int i = 0; i < Cfg::LOADS; ++i) {
-    const int u = warp + i * Cfg::WARPS;
-    sm[(u / UC) * Cfg::PITCH + (u % UC) * 32 + lane] = x[i];
+    for (int i = 0; i < Cfg::LOADS; ++i) sm[(r + i * (Cfg::WARPS / UC)) * Cfg::PITCH + c] = x[i];
   }
   __syncthreads();
-  // Unit u: output row (input column) u / UR, its columns (u % UR) * 32 + lane.
+  {
+    // Output row (input column) c + i * WARPS / UR, its columns r.
+    const int c = warp / UR, r = (warp % UR) * 32 + lane;
 #pragma unroll
-  for (int i = 0; i < Cfg::STORES; ++i) {
-    const int u = warp + i * Cfg::WARPS;
-    const int c = u / UR, r = (u % UR) * 32 + lane;
-    out[(c0 + c) * ld_out + r0 + r] = sm[r * Cfg::PITCH + c];
+    for (int i = 0; i < Cfg::STORES; ++i) x[i] = sm[r * Cfg::PITCH + c + i * (Cfg::WARPS / UR)];
+    T* q = out + (c0 + c) * ld_out + r0 + r;
+    const std::uint64_t step = std::uint64_t(Cfg::WARPS / UR) * ld_out;
+#pragma unroll
+    for (int i = 0; i < Cfg::STORES; ++i) q[i * step] = x[i];
   }
 }
 
@@ -86,9 +98,12 @@ __device__ __forceinline__ void element_full_tile(carrier_t<Cfg::ES>* sm, const 
 // with the tile kernels). Run 220 (H100, % of a copy, same process, f32,
 // partial last tiles on the general path -> the rule): 3665x1135 95.3 ->
 // 97.4, 1693x1273 103.9 -> 111.0, 10058x296 92.3 -> 95.7; u8 and f16 +0.2 to
-// +15 at four small shapes.
+// +15 at four small shapes. Cfg::DOWN (every default since run 229) takes
+// the tiles down each tile column, as cuBLAS's geam grid does: the blocks
+// running at once write adjacent pieces of the same output rows, and a
+// partial last tile row is spread over the grid rather than left to its end.
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::THREADS)
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     element_tile_kernel(const unsigned char* __restrict__ in_b, unsigned char* __restrict__ out_b, Dims d,
                         std::uint64_t ntr, std::uint64_t ntc, LastTile last) {
   using T = carrier_t<Cfg::ES>;
@@ -98,7 +113,13 @@ __global__ void __launch_bounds__(Cfg::THREADS)
   T* out = reinterpret_cast<T*>(out_b);
   const std::uint64_t ntiles = ntr * ntc;
   for (std::uint64_t b = blockIdx.x; b < ntiles; b += gridDim.x) {
-    const TileIdx t = linear_tile(b, ntc);
+    TileIdx t;
+    if constexpr (Cfg::DOWN) {
+      const TileIdx u = linear_tile(b, ntr);
+      t = {u.c, u.r};
+    } else {
+      t = linear_tile(b, ntc);
+    }
     std::uint64_t r0, c0;
     tile_origin<Cfg>(t, ntr, ntc, last, r0, c0);
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {

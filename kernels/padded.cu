@@ -689,7 +689,7 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     throw Error(ErrorKind::usage, "padded variant for " + std::to_string(Cfg::S) + "-byte elements called with " +
                                       std::to_string(p.elem_size) + "-byte elements");
   // A matrix with few big tiles takes smaller ones (fewer than two per SM
-  // aligned, fewer than eight misaligned):
+  // aligned, fewer than 2 x kMisFew per SM misaligned):
   // aligned rows the 64-thread Tunings::Small, misaligned rows the element
   // tile (run 59: 3839x246 2-byte 111.3% vs 97.8% on Small) or, skinny for
   // it, the skinny kernel, which splits small matrices over the SMs (228x2861
@@ -753,14 +753,23 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
 // not 16-byte aligned (kMisalignedTile: on the misaligned tile path, else
 // on `ElemTile`, an ElemTileCfg<S, TR, TC, THREADS>). `Small`: 64-thread
 // tiles for matrices with fewer big tiles than two per SM.
-// `kMisFew`: misaligned matrices with fewer than kMisFew of Mis's tiles per
-// two SMs take the element tile instead, and so do those whose rows are
+// `kMisFew`: misaligned matrices with fewer than kMisFew x busy_blocks() of
+// Mis's tiles (two a SM: 264 tiles a unit on the H100's 132 SMs) take the
+// element tile instead, and so do those whose rows are
 // fewer than `kMisNarrow` of Mis's tiles wide (0: none); `ElemAlt`: other
 // element tiles, run as the "-elem-" variants.
 
 template <>
 struct PaddedTunings<1> {
-  static constexpr unsigned kMisFew = 4;  // launch_cfg's MIS_FEW
+  // launch_cfg's MIS_FEW. Run 234 (rotated harness, same process, the
+  // element tile -> Mis's tiles at any size) once the element tile ran down
+  // its tile columns: 4001x4001 (512 Mis tiles) 72.7 -> 79.6, 5003x4099
+  // (660) 70.2 -> 78.6, 6007x5003 (960) 67.4 -> 77.5, 5444x1659 (286) 85.4 ->
+  // 87.9, 4001x2001 (256) 86.6 -> 92.1, 2678x2729 (242) 88.8 -> 93.7; but
+  // 3001x1999 (192) 92.1 -> 85.5 and 1001x9999 (316) 82.0 -> 79.7. So one
+  // unit (264 tiles), not four; 4001x2001 and 2678x2729, which Mis would
+  // win, stay under it with 3001x1999 and the small shapes.
+  static constexpr unsigned kMisFew = 1;
   static constexpr unsigned kMisNarrow = 0;
   // Rows not 16-byte aligned: the misaligned tile path (run 45, H100,
   // 2026-11-23: 12345x6789 41.2% vs 32.2% on the element path; 16383x16385
@@ -814,7 +823,11 @@ struct PaddedTunings<1> {
 };
 template <>
 struct PaddedTunings<2> {
-  static constexpr unsigned kMisFew = 4;  // launch_cfg's MIS_FEW
+  // launch_cfg's MIS_FEW. Run 234 (rotated harness, same process, Mis's
+  // tiles -> the element tile at any size): 5003x4099 (1320 Mis tiles) 84.7
+  // -> 89.6, 6007x5003 (1880) 83.9 -> 84.9, 7001x6007 (2760) 84.1 -> 83.5;
+  // below 1056 tiles Mis lost by 7-16 points. Six units (1584 tiles).
+  static constexpr unsigned kMisFew = 6;
   static constexpr unsigned kMisNarrow = 0;
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 12345x6789
   // 51.5% vs 32.6%; 16383x16385 50.2% vs 32.1%), on 128x128-half tiles of
@@ -864,8 +877,13 @@ struct PaddedTunings<4> {
   // 90.2 -> 92.4, 3665x1135 95.9 -> 97.2, 2388x1383 94.2 -> 96.3, 1693x1273
   // 97.3 -> 96.6 (both the element tile: fewer than two), 5444x1659 and
   // 1001x9999 within 0.5. One per two SMs lost at the three smallest
-  // (83.8-90.6).
-  static constexpr unsigned kMisFew = 2;
+  // (83.8-90.6). Back to four once the element tile ran down its tile
+  // columns (run 234, rotated harness, same process, Mis's skew tiles -> the
+  // element tile at any size): 3001x1999 (768 tiles) 95.2 -> 98.0, 4001x2001
+  // (1024) 94.1 -> 96.1, 2678x2729 (903) 98.3 -> 100.8, 5444x1659 (1118)
+  // 98.7 -> 99.7; 1001x9999 (1256) 95.7 -> 92.7, 4001x4001 (2016) 93.1 ->
+  // 89.5.
+  static constexpr unsigned kMisFew = 4;
   static constexpr unsigned kMisNarrow = 0;
   // Rows not 16-byte aligned: the misaligned tile path on tall 128x32-float
   // tiles (run 58: 12345x6789 81.3%, 16383x16385 77.2%, 6789x12345 91.2%;

@@ -720,8 +720,9 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     }
     if constexpr (Cfg::S <= 8) {
       using E = std::conditional_t<std::is_void_v<ElemT>, typename PaddedTunings<Cfg::S>::ElemTile, ElemT>;
-      // Fewer than eight per SM: medium matrices too (run 60: 2022x4644
-      // 2-byte 74.5% on the element tile vs 52.8% on 296 big tiles).
+      // Fewer than 2 x kMisFew per SM: medium matrices too (run 60:
+      // 2022x4644 2-byte 74.5% on the element tile vs 52.8% on 296 big tiles;
+      // run 234 for today's units).
       // Narrow rows (fewer than kMisNarrow of Mis's tiles across) take it at
       // any size where that size's tuning says so; variants with tiles of
       // their own keep them.

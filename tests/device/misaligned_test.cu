@@ -156,10 +156,13 @@ std::vector<Case> out_of_place_cases() {
   // before them (last_origin): every size's Mis tiles, then aligned rows
   // (the moved origin kept 16-byte aligned).
   for (std::size_t es : {1, 2, 4, 8}) v.push_back({es, 5100, 4090, 1, 2, 1, 3});
-  // Narrow rows with more Mis tiles than kMisFew takes to the element tile:
-  // 8-byte rows under kMisNarrow skew tiles wide take it at any size.
+  // Narrow rows (6 of Mis's tiles across at 8 bytes): on a 132-SM GPU
+  // 6007x333 takes the element tile by kMisFew (564 tiles), 14091x334 (1326
+  // tiles, more than kMisFew's 1056 up to 148 SMs) by kMisNarrow, 8-byte
+  // rows under 8 skew tiles wide; 4-byte rows as a control.
   v.push_back({8, 6007, 333, 2, 1, 1, 0});
   v.push_back({4, 6007, 333, 0, 0, 1, 1});
+  v.push_back({8, 14091, 334, 1, 3, 0, 1});
   v.push_back({4, 4136, 4152, 0, 0, 0, 0});
   v.push_back({1, 4336, 4208, 0, 0, 0, 0});
   return v;

@@ -913,7 +913,7 @@ struct PaddedTunings<4> {
   // 103.3, 2388x1383 103.7 -> 111.6 (32x32 on 128 or 256 threads 91.3-116.4,
   // 32x64 89.9-108.2, 64x64 on 512 threads 85.8-107.2). cublasSgeam led
   // at five of these in the random sweep (run 200). Down the tile columns,
-  // as cublasSgeam's grid runs (run 228 found it by Nsight): run 229, along
+  // as cublasSgeam's grid runs (run 227 found it by Nsight): run 229, along
   // -> down, 98.4 -> 106.9 (3665x1135), 103.1 -> 105.2, 114.8 -> 117.8,
   // 99.7 -> 107.5 (281x8997: the partial last tile row, on the element
   // path, is spread over the grid instead of ending it), 110.0 -> 113.5,

@@ -69,6 +69,14 @@ __device__ __forceinline__ TileIdx linear_tile(std::uint64_t b, std::uint64_t nt
   return {q, b - q * ntc};
 }
 
+// Block index -> tile, tile rows fastest (down each tile column, as cuBLAS's
+// geam grids run): grouped_tile's order with one group of every tile row,
+// at linear_tile's cost. The element tile's order (ElemTileCfg::DOWN).
+__device__ __forceinline__ TileIdx down_tile(std::uint64_t b, std::uint64_t ntr) {
+  const TileIdx u = linear_tile(b, ntr);
+  return {u.c, u.r};
+}
+
 // Block index -> tile in groups of g tile rows: within a group, the g tiles
 // of one tile column come one after another, then the next column. Blocks
 // that run at the same time then cover g tile rows and fewer columns, so

@@ -113,13 +113,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   T* out = reinterpret_cast<T*>(out_b);
   const std::uint64_t ntiles = ntr * ntc;
   for (std::uint64_t b = blockIdx.x; b < ntiles; b += gridDim.x) {
-    TileIdx t;
-    if constexpr (Cfg::DOWN) {
-      const TileIdx u = linear_tile(b, ntr);
-      t = {u.c, u.r};
-    } else {
-      t = linear_tile(b, ntc);
-    }
+    const TileIdx t = Cfg::DOWN ? down_tile(b, ntr) : linear_tile(b, ntc);
     std::uint64_t r0, c0;
     tile_origin<Cfg>(t, ntr, ntc, last, r0, c0);
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {

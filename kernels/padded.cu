@@ -728,7 +728,9 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
       // their own keep them.
       constexpr unsigned narrow_tiles =
           std::is_same_v<MisCfg, typename PaddedTunings<Cfg::S>::Mis> && MIS_FEW ? PaddedTunings<Cfg::S>::kMisNarrow : 0;
-      if (few(MisCfg{}, MIS_FEW) || ceil_div(d.cols, MisCfg::TC) < narrow_tiles) {
+      bool narrow = false;
+      if constexpr (narrow_tiles > 0) narrow = ceil_div(d.cols, MisCfg::TC) < narrow_tiles;
+      if (few(MisCfg{}, MIS_FEW) || narrow) {
         if (skinny_for<E>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
         else launch_element_tiles<E>(in, out, d, stream, ORIGIN);
         GT_CUDA_LAUNCHED("padded");
@@ -1038,6 +1040,21 @@ std::string skew_name(const std::string& base) {
          (Cfg::T2 ? "-t2" : "");
 }
 
+// An element tiling (ElemTileCfg) as a variant's name suffix and in words.
+template <class Cfg>
+std::string elem_name(const std::string& base) {
+  return base + "-elem-" + std::to_string(Cfg::TR) + "x" + std::to_string(Cfg::TC) + "-" + std::to_string(Cfg::THREADS) +
+         "t" + (Cfg::MINB > 1 ? "-minb" + std::to_string(Cfg::MINB) : "") + (Cfg::DOWN ? "-down" : "");
+}
+
+template <class Cfg>
+std::string elem_params() {
+  return "an element tile of " + std::to_string(Cfg::TR) + "x" + std::to_string(Cfg::TC) + " elements, " +
+         std::to_string(Cfg::THREADS) + " threads" +
+         (Cfg::MINB > 1 ? ", " + std::to_string(Cfg::MINB) + " blocks an SM" : "") +
+         (Cfg::DOWN ? ", tile rows fastest" : "");
+}
+
 template <class Cfg>
 std::string skew_params() {
   return "skew tiles of " + std::to_string(Cfg::TR) + "x" + std::to_string(Cfg::TC) + " elements (" +
@@ -1111,15 +1128,7 @@ std::vector<Variant> padded_variants() {
                  launch_cfg<D, Narrow::staged, false, true>});
     // Other element tiles where the default takes its element tile (few misaligned tiles).
     std::apply([&](auto... c) {
-      (v.push_back({base + "-elem-" + std::to_string(decltype(c)::TR) + "x" + std::to_string(decltype(c)::TC) + "-" +
-                        std::to_string(decltype(c)::THREADS) + "t" +
-                        (decltype(c)::MINB > 1 ? "-minb" + std::to_string(decltype(c)::MINB) : "") +
-                        (decltype(c)::DOWN ? "-down" : ""),
-                    params + ", few misaligned tiles on an element tile of " + std::to_string(decltype(c)::TR) + "x" +
-                        std::to_string(decltype(c)::TC) + " elements, " + std::to_string(decltype(c)::THREADS) +
-                        " threads" +
-                        (decltype(c)::MINB > 1 ? ", " + std::to_string(decltype(c)::MINB) + " blocks an SM" : "") +
-                        (decltype(c)::DOWN ? ", tile rows fastest" : ""),
+      (v.push_back({elem_name<decltype(c)>(base), params + ", few misaligned tiles on " + elem_params<decltype(c)>(),
                     false,
                     launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, void, kMisalignedGroup, 0,
                                Wide::uniform, Tn::kMisFew, 0, decltype(c)>}),

@@ -29,8 +29,8 @@ namespace gt::kernels::detail {
 
 // MINB_: blocks an SM asked of the compiler (__launch_bounds__'s second
 // argument), which caps the registers a thread holds; 0 asks nothing, and
-// ptxas then keeps these kernels at 48 registers (five 256-thread blocks an
-// SM), where an explicit 1 lets it take 80-88.
+// ptxas then keeps these kernels at 40-48 registers (six or five 256-thread
+// blocks an SM), where an explicit 1 let it take 80-88 (run 227).
 // DOWN_: consecutive blocks take the tiles down a tile column (tile rows
 // fastest, as cuBLAS's geam grid does), else along a tile row.
 template <std::size_t S, int TR_, int TC_, int THREADS_, int MINB_ = 0, bool DOWN_ = false>
@@ -46,9 +46,10 @@ struct ElemTileCfg {
                                : S == 2 ? TC + 2 * (((TC / 2) % 2) ? 2 : 1)
                                         : TC + 1;
   static_assert(S <= 8, "16-byte elements keep every row 16-byte aligned: the tile kernel takes them");
-  static constexpr int LOADS = TR * (TC / 32) / WARPS;   // input units per warp
-  static constexpr int STORES = TC * (TR / 32) / WARPS;  // output units per warp
-  static_assert(LOADS * WARPS == TR * (TC / 32) && STORES * WARPS == TC * (TR / 32), "units divide among the warps");
+  // Units of 32 elements a warp moves, the same count on the input side
+  // (TR rows of TC / 32) and the output side (TC rows of TR / 32).
+  static constexpr int UNITS = TR * TC / 32 / WARPS;
+  static_assert(UNITS * WARPS * 32 == TR * TC, "units divide among the warps");
   static constexpr std::size_t SMEM = std::size_t(TR) * PITCH * S;
 };
 
@@ -69,26 +70,26 @@ __device__ __forceinline__ void element_full_tile(carrier_t<Cfg::ES>* sm, const 
   constexpr int UR = Cfg::TR / 32;  // units per output row
   static_assert(Cfg::WARPS % UC == 0 && Cfg::WARPS % UR == 0, "a thread's units share their columns");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  T x[Cfg::LOADS];
+  T x[Cfg::UNITS];
   {
     const int r = warp / UC, c = (warp % UC) * 32 + lane;
     const T* p = in + (r0 + r) * ld_in + c0 + c;
     const std::uint64_t step = std::uint64_t(Cfg::WARPS / UC) * ld_in;
 #pragma unroll
-    for (int i = 0; i < Cfg::LOADS; ++i) x[i] = p[i * step];
+    for (int i = 0; i < Cfg::UNITS; ++i) x[i] = p[i * step];
 #pragma unroll
-    for (int i = 0; i < Cfg::LOADS; ++i) sm[(r + i * (Cfg::WARPS / UC)) * Cfg::PITCH + c] = x[i];
+    for (int i = 0; i < Cfg::UNITS; ++i) sm[(r + i * (Cfg::WARPS / UC)) * Cfg::PITCH + c] = x[i];
   }
   __syncthreads();
   {
     // Output row (input column) c + i * WARPS / UR, its columns r.
     const int c = warp / UR, r = (warp % UR) * 32 + lane;
 #pragma unroll
-    for (int i = 0; i < Cfg::STORES; ++i) x[i] = sm[r * Cfg::PITCH + c + i * (Cfg::WARPS / UR)];
+    for (int i = 0; i < Cfg::UNITS; ++i) x[i] = sm[r * Cfg::PITCH + c + i * (Cfg::WARPS / UR)];
     T* q = out + (c0 + c) * ld_out + r0 + r;
     const std::uint64_t step = std::uint64_t(Cfg::WARPS / UR) * ld_out;
 #pragma unroll
-    for (int i = 0; i < Cfg::STORES; ++i) q[i * step] = x[i];
+    for (int i = 0; i < Cfg::UNITS; ++i) q[i * step] = x[i];
   }
 }
 

@@ -30,14 +30,34 @@
 namespace gt::kernels::detail {
 namespace {
 
+// Overlapping tile rows (the misaligned path's OVERLAP): a tile's first
+// 16 bytes of output rows (16 / S input rows) are the last 16 of the tile
+// above it, so its tile rows start TR - 16 / S rows apart, and the last one
+// always ends at the matrix's last row. Each output row segment then starts
+// where the tile above stopped storing whole words, and only the first and
+// the last tile of a column store partial words (super.cuh: Ends): the
+// other tiles' lanes all store whole words, where otherwise every warp
+// waited on one lane's head and tail pieces. Nsight (run 238, u8
+// 16383x16385): those pieces were half the misaligned kernel's
+// instructions, 108 of 218 a 16-byte word. The overlap is read twice.
+template <class Cfg>
+constexpr std::uint64_t overlap_stride() {
+  return std::uint64_t(Cfg::TR) - 16 / Cfg::S;
+}
+template <class Cfg>
+std::uint64_t overlap_tile_rows(std::uint64_t rows) {
+  return rows <= std::uint64_t(Cfg::TR) ? 1 : 1 + ceil_div(rows - Cfg::TR, overlap_stride<Cfg>());
+}
+
 // Full TR x TC tiles take the 16-byte path, partial ones at the edges the
 // element path. Rows 16-byte aligned (the launcher checks), or, with
 // MISALIGNED, at any element-aligned offset (super.cuh: MisalignedRead,
-// store16_any).
-template <class Cfg, bool MISALIGNED, bool GROUPED = MISALIGNED>
+// store16_any), in overlapping tile rows with OVERLAP (overlap_stride).
+template <class Cfg, bool MISALIGNED, bool GROUPED = MISALIGNED, bool OVERLAP = false>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     padded_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
                   std::uint64_t ntc, std::uint32_t group, LastTile last) {
+  static_assert(!OVERLAP || MISALIGNED, "overlapping tile rows are the misaligned path's");
   constexpr std::size_t S = Cfg::S;
   // Dynamic: a 256x256-byte tile needs more than the 48 KiB static limit.
   extern __shared__ uint4 smem_dyn[];
@@ -50,12 +70,17 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     const TileIdx t = GROUPED ? grouped_tile(b, ntr, ntc, group) : linear_tile(b, ntc);
     std::uint64_t r0, c0;
     tile_origin<Cfg>(t, ntr, ntc, last, r0, c0);
+    Ends ends;
+    if constexpr (OVERLAP) {
+      if (t.r + 1 < ntr) r0 = t.r * overlap_stride<Cfg>();
+      ends = {t.r == 0, t.r + 1 == ntr};
+    }
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
       TileRegs<Cfg> regs;
       load_tile<Cfg, MISALIGNED>(regs, in + (r0 * d.ld_in + c0) * S, d.ld_in * S, limit);
       stash_tile<Cfg, MISALIGNED>(regs, sm);
       __syncthreads();
-      store_tile<Cfg, MISALIGNED>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
+      store_tile<Cfg, MISALIGNED>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S, ends);
     } else {
       edge_tile<Cfg>(&sm[0][0], in, out, d, r0, c0);
     }
@@ -583,13 +608,20 @@ template <std::size_t S>
 using TmaTiling = TmaCfg<S, 128, 256, 4>;
 
 // ORIGIN: last_origin's rule for the last tile row and column.
-template <class C, bool MISALIGNED, bool GROUPED = MISALIGNED>
+// OVERLAP: overlapping tile rows (overlap_stride), the last one ending at
+// the last row; d.rows >= C::TR (the skinny kernel takes fewer).
+template <class C, bool MISALIGNED, bool GROUPED = MISALIGNED, bool OVERLAP = false>
 void launch_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group = 1,
                   int origin = 0) {
-  const std::uint64_t ntr = ceil_div(d.rows, C::TR), ntc = ceil_div(d.cols, C::TC);
+  const std::uint64_t ntr = OVERLAP ? overlap_tile_rows<C>(d.rows) : ceil_div(d.rows, C::TR);
+  const std::uint64_t ntc = ceil_div(d.cols, C::TC);
   // Aligned rows keep the moved tile's words whole.
-  const LastTile last = last_tile(d, C::TR, C::TC, MISALIGNED ? 1 : unsigned(16 / C::S), origin);
-  auto kernel = padded_kernel<C, MISALIGNED, GROUPED>;
+  LastTile last = last_tile(d, C::TR, C::TC, MISALIGNED ? 1 : unsigned(16 / C::S), origin);
+  if constexpr (OVERLAP) {
+    if (d.rows < std::uint64_t(C::TR)) throw Error(ErrorKind::internal, "overlapping tile rows need a whole tile");
+    last.r = d.rows - C::TR;
+  }
+  auto kernel = padded_kernel<C, MISALIGNED, GROUPED, OVERLAP>;
   if (C::SMEM > kDefaultSmem)
     GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::SMEM)));
   kernel<<<grid_1d(ntr * ntc), C::THREADS, C::SMEM, stream>>>(static_cast<const unsigned char*>(in),
@@ -676,7 +708,7 @@ bool grouped_aligned(const Dims& d) {
 // the edge).
 template <class Cfg, Narrow NARROW = Narrow::staged, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg,
           class TmaP = void, std::uint32_t GROUP = kMisalignedGroup, int ALIGNED_ORDER = 0, Wide WIDE = Wide::uniform,
-          unsigned MIS_FEW = 4, int ORIGIN = 0, class ElemT = void>
+          unsigned MIS_FEW = 4, int ORIGIN = 0, class ElemT = void, bool OVERLAP = true>
 void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   require(padded_info(), in, out, p);
   const Dims d = resolve(p, Kind::transpose);
@@ -739,7 +771,7 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     }
     if (skinny_for<MisCfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else if constexpr (is_skew_v<MisCfg>) launch_skew_tiles<MisCfg>(in, out, d, stream, GROUP, ORIGIN);
-    else launch_tiles<MisCfg, true>(in, out, d, stream, GROUP, ORIGIN);
+    else launch_tiles<MisCfg, true, true, OVERLAP && ORIGIN != 1>(in, out, d, stream, GROUP, ORIGIN);
   } else if constexpr (ELEM_TILE && Cfg::S <= 8) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else launch_element_tiles<typename PaddedTunings<Cfg::S>::ElemTile>(in, out, d, stream, ORIGIN);
@@ -1124,6 +1156,13 @@ std::vector<Variant> padded_variants() {
     v.push_back({base + "-misaligned-any-size", params + ", rows not 16-byte aligned on Mis's tiles at any size",
                  false, launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, void, kMisalignedGroup, 0,
                                    Wide::uniform, 0>});
+    // Mis's super tiles side by side, each storing its partial words (before
+    // overlapping tile rows: padded_kernel's OVERLAP).
+    if constexpr (!is_skew_v<typename Tn::Mis>)
+      v.push_back({base + "-misaligned-ends",
+                   params + ", rows not 16-byte aligned on Mis's tiles side by side, each storing its partial words",
+                   false, launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, void, kMisalignedGroup, 0,
+                                     Wide::uniform, Tn::kMisFew, 0, void, false>});
     v.push_back({base + "-elemtile", params + ", rows not 16-byte aligned on the compile-time element tile", false,
                  launch_cfg<D, Narrow::staged, false, true>});
     // Other element tiles where the default takes its element tile (few misaligned tiles).

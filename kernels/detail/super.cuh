@@ -244,21 +244,33 @@ __device__ __forceinline__ uint4 realign(const uint4& w, uint4 extra, const Misa
 // (prev, v). Lane 0's prev is the group's last chunk (a rotation), so its
 // one window holds both partial words: bytes [m, 16), the segment's head,
 // and bytes [0, m), its tail (lane G - 1's last m bytes, one word past it).
+//
+// Overlapping tiles (Ends): where a tile's first 16 bytes of output rows
+// are the last 16 of the tile before it (padded_kernel's OVERLAP), lane 0
+// stores nothing: the tile before stored its whole words up to this tile's
+// first, and this tile's lane 1 on stores whole words too, so only the
+// first tile of a column stores a head (ends.head) and only the last a tail
+// (ends.tail). The other tiles store whole words alone, no lane branching
+// on pieces.
+struct Ends {
+  bool head = true, tail = true;
+};
+
 template <std::size_t S, int G, bool STREAM>
-__device__ __forceinline__ void store16_any(unsigned char* q, const uint4& v, int g) {
+__device__ __forceinline__ void store16_any(unsigned char* q, const uint4& v, int g, Ends ends = {}) {
   const unsigned m = unsigned(reinterpret_cast<std::uintptr_t>(q) & 15u);
   const uint4 prev = shfl_prev16<G>(v);
   if (m == 0) {  // the same for the whole group: one row
-    store16<STREAM>(q, v);
+    if (g != 0 || ends.head) store16<STREAM>(q, v);
     return;
   }
   unsigned char* a = q - m;
   const uint4 w = window16<S>(prev, v, 16 - m);
-  if (g == 0) {
-    store_head<S>(a, w, m);
-    store_tail<S>(a + 16 * G, w, m);
-  } else {
+  if (g != 0) {
     store16<STREAM>(a, w);
+  } else if (ends.head || ends.tail) {
+    if (ends.head) store_head<S>(a, w, m);
+    if (ends.tail) store_tail<S>(a + 16 * G, w, m);
   }
 }
 
@@ -324,10 +336,10 @@ __device__ __forceinline__ uint4 realign_uniform(const uint4& w, uint4 extra, co
 // boundary: bytes [16 - m, 16) of the previous lane's v, then bytes
 // [0, 16 - m) of v, the window at 16 - m of prev || v.
 template <std::size_t S, int G, bool STREAM>
-__device__ __forceinline__ void store16_uniform(unsigned char* q, const uint4& v, int g) {
+__device__ __forceinline__ void store16_uniform(unsigned char* q, const uint4& v, int g, Ends ends = {}) {
   const unsigned m = unsigned(reinterpret_cast<std::uintptr_t>(q) & 15u);
   if (m == 0) {
-    store16<STREAM>(q, v);
+    if (g != 0 || ends.head) store16<STREAM>(q, v);
     return;
   }
   const int src = (int(threadIdx.x) - 1) & (G - 1);
@@ -335,11 +347,11 @@ __device__ __forceinline__ void store16_uniform(unsigned char* q, const uint4& v
     return j < 4 ? __shfl_sync(0xffffffffu, word(v, j), src, G) : word(v, j - 4);
   });
   unsigned char* a = q - m;
-  if (g == 0) {
-    store_head<S>(a, w, m);
-    store_tail<S>(a + 16 * G, w, m);
-  } else {
+  if (g != 0) {
     store16<STREAM>(a, w);
+  } else if (ends.head || ends.tail) {
+    if (ends.head) store_head<S>(a, w, m);
+    if (ends.tail) store_tail<S>(a + 16 * G, w, m);
   }
 }
 
@@ -525,9 +537,10 @@ __device__ __forceinline__ void stash_tile(const TileRegs<Cfg>& regs, uint4 (*sm
 // (row = the tile's first input column); out_pitch: bytes per output row.
 // MISALIGNED: output rows at any element-aligned offset (store16_any); the
 // tiling must walk B lanes down the output rows.
+// ends: which partial words the tile stores (Ends; the misaligned path only).
 template <class Cfg, bool MISALIGNED = false>
 __device__ __forceinline__ void store_tile(const uint4 (*sm)[Cfg::PITCH], unsigned char* dst,
-                                           std::uint64_t out_pitch) {
+                                           std::uint64_t out_pitch, Ends ends = {}) {
   static_assert(!MISALIGNED || (!Cfg::B_ACROSS && 32 % Cfg::GB == 0 && Cfg::Y % Cfg::GB == 0),
                 "the misaligned path needs groups of lanes along one row");
   constexpr bool U = MISALIGNED && warp_uniform_v<Cfg>;
@@ -542,9 +555,9 @@ __device__ __forceinline__ void store_tile(const uint4 (*sm)[Cfg::PITCH], unsign
 #pragma unroll
     for (int jj = 0; jj < Cfg::C; ++jj) {
       if constexpr (U)
-        store16_uniform<Cfg::S, Cfg::GB, Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj), y % Cfg::GB);
+        store16_uniform<Cfg::S, Cfg::GB, Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj), y % Cfg::GB, ends);
       else if constexpr (MISALIGNED)
-        store16_any<Cfg::S, Cfg::GB, Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj), y % Cfg::GB);
+        store16_any<Cfg::S, Cfg::GB, Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj), y % Cfg::GB, ends);
       else
         store16<Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj));
     }

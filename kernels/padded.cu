@@ -30,29 +30,11 @@
 namespace gt::kernels::detail {
 namespace {
 
-// Overlapping tile rows (the misaligned path's OVERLAP): a tile's first
-// 16 bytes of output rows (16 / S input rows) are the last 16 of the tile
-// above it, so its tile rows start TR - 16 / S rows apart, and the last one
-// always ends at the matrix's last row. Each output row segment then starts
-// where the tile above stopped storing whole words, and only the first and
-// the last tile of a column store partial words (super.cuh: Ends): the
-// other tiles' lanes all store whole words, where otherwise every warp
-// waited on one lane's head and tail pieces. Nsight (run 238, u8
-// 16383x16385): those pieces were half the misaligned kernel's
-// instructions, 108 of 218 a 16-byte word. The overlap is read twice.
-template <class Cfg>
-constexpr std::uint64_t overlap_stride() {
-  return std::uint64_t(Cfg::TR) - 16 / Cfg::S;
-}
-template <class Cfg>
-std::uint64_t overlap_tile_rows(std::uint64_t rows) {
-  return rows <= std::uint64_t(Cfg::TR) ? 1 : 1 + ceil_div(rows - Cfg::TR, overlap_stride<Cfg>());
-}
-
 // Full TR x TC tiles take the 16-byte path, partial ones at the edges the
 // element path. Rows 16-byte aligned (the launcher checks), or, with
 // MISALIGNED, at any element-aligned offset (super.cuh: MisalignedRead,
-// store16_any), in overlapping tile rows with OVERLAP (overlap_stride).
+// store16_any), in overlapping tile rows with OVERLAP (super.cuh:
+// overlap_stride).
 template <class Cfg, bool MISALIGNED, bool GROUPED = MISALIGNED, bool OVERLAP = false>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     padded_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
@@ -702,13 +684,13 @@ bool grouped_aligned(const Dims& d) {
 // variants pass one): rows not 16-byte aligned take the TMA path first
 // wherever it applies (the device and the binary have it, two tile rows and
 // a tile column). MIS_FEW: misaligned matrices with fewer than MIS_FEW of
-// MisCfg's tiles per two SMs take the element tile (0: never; each size's
+// MisCfg's tiles per SM take the element tile (0: never; each size's
 // kMisFew). ORIGIN: where the tile paths put their last tile row and column
 // (last_origin: 0 its rule, 1 where it falls, 2 always moved back to end at
 // the edge).
 template <class Cfg, Narrow NARROW = Narrow::staged, bool MISALIGNED_PATH = true, bool ELEM_TILE = true, class MisCfg = Cfg,
           class TmaP = void, std::uint32_t GROUP = kMisalignedGroup, int ALIGNED_ORDER = 0, Wide WIDE = Wide::uniform,
-          unsigned MIS_FEW = 4, int ORIGIN = 0, class ElemT = void, bool OVERLAP = true>
+          unsigned MIS_FEW = 8, int ORIGIN = 0, class ElemT = void, bool OVERLAP = true>
 void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream) {
   require(padded_info(), in, out, p);
   const Dims d = resolve(p, Kind::transpose);
@@ -721,16 +703,16 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     throw Error(ErrorKind::usage, "padded variant for " + std::to_string(Cfg::S) + "-byte elements called with " +
                                       std::to_string(p.elem_size) + "-byte elements");
   // A matrix with few big tiles takes smaller ones (fewer than two per SM
-  // aligned, fewer than 2 x kMisFew per SM misaligned):
+  // aligned, fewer than kMisFew per SM misaligned):
   // aligned rows the 64-thread Tunings::Small, misaligned rows the element
   // tile (run 59: 3839x246 2-byte 111.3% vs 97.8% on Small) or, skinny for
   // it, the skinny kernel, which splits small matrices over the SMs (228x2861
   // bytes 71.4% vs 56.7%).
   using Small = typename PaddedTunings<Cfg::S>::Small;
   const std::uint64_t want = busy_blocks();
-  const auto few = [&](auto c, std::uint64_t per_two_sms) {
+  const auto tiles = [&](auto c) {
     using C = decltype(c);
-    return ceil_div(d.rows, C::TR) * ceil_div(d.cols, C::TC) < per_two_sms * want;
+    return ceil_div(d.rows, C::TR) * ceil_div(d.cols, C::TC);
   };
   if (NARROW != Narrow::off && narrow_ok<Cfg::S>(in, d) &&
       (NARROW == Narrow::staged || narrow_out_aligned<Cfg::S>(out, d))) {
@@ -739,7 +721,7 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     launch_wide<Cfg::S>(in, out, d, WIDE, stream);
   } else if (vec16_ok(in, out, d, Cfg::S)) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
-    else if (few(Cfg{}, 1) && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream, 1, ORIGIN);
+    else if (tiles(Cfg{}) < want && !skinny_for<Small>(d)) launch_tiles<Small, false>(in, out, d, stream, 1, ORIGIN);
     else if (grouped_aligned<Cfg::S, ALIGNED_ORDER>(d))
       launch_tiles<Cfg, false, true>(in, out, d, stream, kMisalignedGroup, ORIGIN);
     else launch_tiles<Cfg, false>(in, out, d, stream, 1, ORIGIN);
@@ -752,7 +734,7 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
     }
     if constexpr (Cfg::S <= 8) {
       using E = std::conditional_t<std::is_void_v<ElemT>, typename PaddedTunings<Cfg::S>::ElemTile, ElemT>;
-      // Fewer than 2 x kMisFew per SM: medium matrices too (run 60:
+      // Fewer than kMisFew per SM: medium matrices too (run 60:
       // 2022x4644 2-byte 74.5% on the element tile vs 52.8% on 296 big tiles;
       // run 234 for today's units).
       // Narrow rows (fewer than kMisNarrow of Mis's tiles across) take it at
@@ -762,7 +744,7 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
           std::is_same_v<MisCfg, typename PaddedTunings<Cfg::S>::Mis> && MIS_FEW ? PaddedTunings<Cfg::S>::kMisNarrow : 0;
       bool narrow = false;
       if constexpr (narrow_tiles > 0) narrow = ceil_div(d.cols, MisCfg::TC) < narrow_tiles;
-      if (few(MisCfg{}, MIS_FEW) || narrow) {
+      if (tiles(MisCfg{}) < std::uint64_t(MIS_FEW) * sm_count() || narrow) {
         if (skinny_for<E>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
         else launch_element_tiles<E>(in, out, d, stream, ORIGIN);
         GT_CUDA_LAUNCHED("padded");
@@ -770,7 +752,8 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
       }
     }
     if (skinny_for<MisCfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
-    else if constexpr (is_skew_v<MisCfg>) launch_skew_tiles<MisCfg>(in, out, d, stream, GROUP, ORIGIN);
+    else if constexpr (is_skew_v<MisCfg>)
+      launch_skew_tiles<MisCfg, OVERLAP && ORIGIN != 1>(in, out, d, stream, GROUP, ORIGIN);
     else launch_tiles<MisCfg, true, true, OVERLAP && ORIGIN != 1>(in, out, d, stream, GROUP, ORIGIN);
   } else if constexpr (ELEM_TILE && Cfg::S <= 8) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
@@ -788,9 +771,9 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
 // not 16-byte aligned (kMisalignedTile: on the misaligned tile path, else
 // on `ElemTile`, an ElemTileCfg<S, TR, TC, THREADS>). `Small`: 64-thread
 // tiles for matrices with fewer big tiles than two per SM.
-// `kMisFew`: misaligned matrices with fewer than kMisFew x busy_blocks() of
-// Mis's tiles (two a SM: 264 tiles a unit on the H100's 132 SMs) take the
-// element tile instead, and so do those whose rows are
+// `kMisFew`: misaligned matrices with fewer than kMisFew of Mis's tiles per
+// SM (132 tiles a unit on the H100; before run 240 the unit was two a SM)
+// take the element tile instead, and so do those whose rows are
 // fewer than `kMisNarrow` of Mis's tiles wide (0: none); `ElemAlt`: other
 // element tiles, run as the "-elem-" variants.
 
@@ -801,9 +784,13 @@ struct PaddedTunings<1> {
   // its tile columns: 4001x4001 (512 Mis tiles) 72.7 -> 79.6, 5003x4099
   // (660) 70.2 -> 78.6, 6007x5003 (960) 67.4 -> 77.5, 5444x1659 (286) 85.4 ->
   // 87.9, 4001x2001 (256) 86.6 -> 92.1, 2678x2729 (242) 88.8 -> 93.7; but
-  // 3001x1999 (192) 92.1 -> 85.5 and 1001x9999 (316) 82.0 -> 79.7. So one
-  // unit (264 tiles), not four; 4001x2001 and 2678x2729, which Mis would
-  // win, stay under it with 3001x1999 and the small shapes.
+  // 3001x1999 (192) 92.1 -> 85.5 and 1001x9999 (316) 82.0 -> 79.7. So 264
+  // tiles, not four times that. Run 240, once Mis's tiles overlapped
+  // (OVERLAP; GB/s, same process, the element tile -> Mis at any size):
+  // 3001x1999 (192 tiles) 1115 -> 1142, 2678x2729 (242) 1198 -> 1352,
+  // 4001x2001 (256) 1222 -> 1250; but 2000x2000 (128) 1275 -> 1262,
+  // 2222x1111 (81) 777 -> 641, 1500x1501 (72) 752 -> 623. So one per SM
+  // (132 tiles).
   static constexpr unsigned kMisFew = 1;
   static constexpr unsigned kMisNarrow = 0;
   // Rows not 16-byte aligned: the misaligned tile path (run 45, H100,
@@ -861,8 +848,13 @@ struct PaddedTunings<2> {
   // launch_cfg's MIS_FEW. Run 234 (rotated harness, same process, Mis's
   // tiles -> the element tile at any size): 5003x4099 (1320 Mis tiles) 84.7
   // -> 89.6, 6007x5003 (1880) 83.9 -> 84.9, 7001x6007 (2760) 84.1 -> 83.5;
-  // below 1056 tiles Mis lost by 7-16 points. Six units (1584 tiles).
-  static constexpr unsigned kMisFew = 6;
+  // below 1056 tiles Mis lost by 7-16 points: 1584 tiles. Run 240, once Mis's
+  // tiles overlapped (OVERLAP; GB/s, same process, the element tile -> Mis
+  // at any size): 5003x4099 (1320) 2182 -> 2227, 6007x5003 (1880) 2351 ->
+  // 2357; but 4001x4001 (1024) 2091 -> 2064, 8191x1023 (512) 1933 -> 1802,
+  // 2678x2729 (462) 1886 -> 1790, 3001x1999 (384) 1790 -> 1557. Nine per SM
+  // (1188 tiles).
+  static constexpr unsigned kMisFew = 9;
   static constexpr unsigned kMisNarrow = 0;
   // Rows not 16-byte aligned: the misaligned tile path (run 45: 12345x6789
   // 51.5% vs 32.6%; 16383x16385 50.2% vs 32.1%), on 128x128-half tiles of
@@ -917,8 +909,9 @@ struct PaddedTunings<4> {
   // element tile at any size): 3001x1999 (768 tiles) 95.2 -> 98.0, 4001x2001
   // (1024) 94.1 -> 96.1, 2678x2729 (903) 98.3 -> 100.8, 5444x1659 (1118)
   // 98.7 -> 99.7; 1001x9999 (1256) 95.7 -> 92.7, 4001x4001 (2016) 93.1 ->
-  // 89.5.
-  static constexpr unsigned kMisFew = 4;
+  // 89.5. So eight per SM (1056 tiles; not re-measured since the skew tiles
+  // overlapped, run 240).
+  static constexpr unsigned kMisFew = 8;
   static constexpr unsigned kMisNarrow = 0;
   // Rows not 16-byte aligned: the misaligned tile path on tall 128x32-float
   // tiles (run 58: 12345x6789 81.3%, 16383x16385 77.2%, 6789x12345 91.2%;
@@ -973,8 +966,9 @@ struct PaddedTunings<8> {
   // Run 173 (tuning harness, no L2 rotation): Mis's tiles down to two per
   // two SMs against four: 2678x2729 99.6 against 98.8, 1692x1301 103.5
   // against 113.6, 281x8997 97.5 against 100.0, 3001x1999 and 4001x2001
-  // within 0.4. Four stays.
-  static constexpr unsigned kMisFew = 4;
+  // within 0.4. Four stays: eight per SM (1056 tiles; not re-measured since
+  // the skew tiles overlapped, run 240).
+  static constexpr unsigned kMisFew = 8;
   // Rows fewer than 8 skew tiles (448 doubles) wide take the element tile
   // at any size. Run 230 (tuning harness, rotated, same process, two
   // passes; the skew tiles -> the element tile, 32x32 down the tile
@@ -1025,7 +1019,7 @@ struct PaddedTunings<8> {
 };
 template <>
 struct PaddedTunings<16> {
-  static constexpr unsigned kMisFew = 4;  // launch_cfg's MIS_FEW
+  static constexpr unsigned kMisFew = 8;  // launch_cfg's MIS_FEW
   // 16-byte elements keep every row 16-byte aligned: no misaligned path.
   static constexpr bool kMisalignedTile = false;
   // 32x32 16-byte elements per tile (the classic 32x33 tile, 16-byte
@@ -1156,13 +1150,12 @@ std::vector<Variant> padded_variants() {
     v.push_back({base + "-misaligned-any-size", params + ", rows not 16-byte aligned on Mis's tiles at any size",
                  false, launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, void, kMisalignedGroup, 0,
                                    Wide::uniform, 0>});
-    // Mis's super tiles side by side, each storing its partial words (before
-    // overlapping tile rows: padded_kernel's OVERLAP).
-    if constexpr (!is_skew_v<typename Tn::Mis>)
-      v.push_back({base + "-misaligned-ends",
-                   params + ", rows not 16-byte aligned on Mis's tiles side by side, each storing its partial words",
-                   false, launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, void, kMisalignedGroup, 0,
-                                     Wide::uniform, Tn::kMisFew, 0, void, false>});
+    // Mis's tiles side by side, each storing its partial words (as before
+    // overlapping tile rows: super.cuh, overlap_stride).
+    v.push_back({base + "-misaligned-ends",
+                 params + ", rows not 16-byte aligned on Mis's tiles side by side, each storing its partial words",
+                 false, launch_cfg<D, Narrow::staged, true, true, typename Tn::Mis, void, kMisalignedGroup, 0,
+                                   Wide::uniform, Tn::kMisFew, 0, void, false>});
     v.push_back({base + "-elemtile", params + ", rows not 16-byte aligned on the compile-time element tile", false,
                  launch_cfg<D, Narrow::staged, false, true>});
     // Other element tiles where the default takes its element tile (few misaligned tiles).

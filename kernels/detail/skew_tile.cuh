@@ -290,9 +290,12 @@ __device__ __forceinline__ uint4 skew_word(const unsigned char* sm, int c, int w
 }
 
 // Stores the transpose of the shared tile (T2: the transposed tile):
-// output rows out, out + ld_b, ... (TC of them), TR elements each.
+// output rows out, out + ld_b, ... (TC of them), TR elements each. ends:
+// which partial words it stores (super.cuh: Ends; overlapping tile rows,
+// skew_kernel's OVERLAP, store neither where another tile does).
 template <class Cfg>
-__device__ __forceinline__ void skew_store(const unsigned char* sm, unsigned char* out, std::uint64_t ld_b) {
+__device__ __forceinline__ void skew_store(const unsigned char* sm, unsigned char* out, std::uint64_t ld_b,
+                                           Ends ends = {}) {
   constexpr std::size_t S = Cfg::S;
   constexpr int NO = Cfg::NO;
 #pragma unroll(Cfg::T2 ? 2 : Cfg::TC * Cfg::NO / Cfg::THREADS)
@@ -302,12 +305,13 @@ __device__ __forceinline__ void skew_store(const unsigned char* sm, unsigned cha
     const MisalignedRead q = misaligned_at(out + std::uint64_t(c) * ld_b);
     const unsigned h = q.m;
     unsigned char* a = const_cast<unsigned char*>(q.a);
-    const uint4 v = skew_word<Cfg>(sm, c, i, h);
-    if (h != 0 && i == 0) {
-      store_head<S>(a, v, h);
-      store_tail<S>(a + 16 * NO, skew_word<Cfg>(sm, c, NO, h), h);
-    } else {
-      store16<false>(a + 16 * i, v);
+    if (i != 0) {
+      store16<false>(a + 16 * i, skew_word<Cfg>(sm, c, i, h));
+    } else if (h == 0) {
+      if (ends.head) store16<false>(a, skew_word<Cfg>(sm, c, 0, 0));
+    } else if (ends.head || ends.tail) {
+      if (ends.head) store_head<S>(a, skew_word<Cfg>(sm, c, 0, h), h);
+      if (ends.tail) store_tail<S>(a + 16 * NO, skew_word<Cfg>(sm, c, NO, h), h);
     }
   }
 }
@@ -346,7 +350,9 @@ __device__ __forceinline__ void skew_transpose(const unsigned char* sm, unsigned
   }
 }
 
-template <class Cfg>
+// OVERLAP: tile rows TR - 16 / S apart, each tile's first output word of
+// every row the tile above's last (padded.cu: overlap_stride).
+template <class Cfg, bool OVERLAP = false>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     skew_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
                 std::uint64_t ntc, std::uint32_t group, LastTile last) {
@@ -359,15 +365,20 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     const TileIdx t = grouped_tile(b, ntr, ntc, group);
     std::uint64_t r0, c0;
     tile_origin<Cfg>(t, ntr, ntc, last, r0, c0);
+    Ends ends;
+    if constexpr (OVERLAP) {
+      if (t.r + 1 < ntr) r0 = t.r * overlap_stride<Cfg>();
+      ends = {t.r == 0, t.r + 1 == ntr};
+    }
     if (r0 + Cfg::TR <= d.rows && c0 + Cfg::TC <= d.cols) {
       skew_load<Cfg>(sm, in + (r0 * d.ld_in + c0) * S, d.ld_in * S, limit);
       __syncthreads();
       if constexpr (Cfg::T2) {
         skew_transpose<Cfg>(sm, sm + Cfg::A_BYTES);
         __syncthreads();
-        skew_store<Cfg>(sm + Cfg::A_BYTES, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
+        skew_store<Cfg>(sm + Cfg::A_BYTES, out + (c0 * d.ld_out + r0) * S, d.ld_out * S, ends);
       } else {
-        skew_store<Cfg>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S);
+        skew_store<Cfg>(sm, out + (c0 * d.ld_out + r0) * S, d.ld_out * S, ends);
       }
     } else {
       edge_tile<Cfg>(sm, in, out, d, r0, c0);
@@ -376,13 +387,19 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
   }
 }
 
-template <class Cfg>
+template <class Cfg, bool OVERLAP = false>
 void launch_skew_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group,
                        int origin = 0) {
-  const std::uint64_t ntr = ceil_div(d.rows, Cfg::TR), ntc = ceil_div(d.cols, Cfg::TC);
-  // The last tiles where last_origin puts them (any origin: rows at any offset).
-  const LastTile last = last_tile(d, Cfg::TR, Cfg::TC, 1, origin);
-  auto kernel = skew_kernel<Cfg>;
+  const std::uint64_t ntr = OVERLAP ? overlap_tile_rows<Cfg>(d.rows) : ceil_div(d.rows, Cfg::TR);
+  const std::uint64_t ntc = ceil_div(d.cols, Cfg::TC);
+  // The last tiles where last_origin puts them (any origin: rows at any
+  // offset); overlapping tile rows end at the last row.
+  LastTile last = last_tile(d, Cfg::TR, Cfg::TC, 1, origin);
+  if constexpr (OVERLAP) {
+    if (d.rows < std::uint64_t(Cfg::TR)) throw Error(ErrorKind::internal, "overlapping tile rows need a whole tile");
+    last.r = d.rows - Cfg::TR;
+  }
+  auto kernel = skew_kernel<Cfg, OVERLAP>;
   if (Cfg::SMEM > kDefaultSmem)
     GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::SMEM)));
   kernel<<<grid_1d(ntr * ntc), Cfg::THREADS, Cfg::SMEM, stream>>>(static_cast<const unsigned char*>(in),

@@ -245,16 +245,30 @@ __device__ __forceinline__ uint4 realign(const uint4& w, uint4 extra, const Misa
 // one window holds both partial words: bytes [m, 16), the segment's head,
 // and bytes [0, m), its tail (lane G - 1's last m bytes, one word past it).
 //
-// Overlapping tiles (Ends): where a tile's first 16 bytes of output rows
-// are the last 16 of the tile before it (padded_kernel's OVERLAP), lane 0
-// stores nothing: the tile before stored its whole words up to this tile's
-// first, and this tile's lane 1 on stores whole words too, so only the
-// first tile of a column stores a head (ends.head) and only the last a tail
-// (ends.tail). The other tiles store whole words alone, no lane branching
-// on pieces.
+// Overlapping tile rows (the misaligned paths' OVERLAP: padded_kernel,
+// skew_kernel): a tile's first 16 bytes of output rows (16 / S input rows)
+// are the last 16 of the tile above it, so tile rows start TR - 16 / S rows
+// apart (overlap_stride), and the last one ends at the matrix's last row.
+// Each output row segment then starts where the tile above stopped storing
+// whole words: lane 0's word is the tile above's, and lane G - 1's tail
+// word the tile below's, so only the first tile of a column stores a head
+// (Ends::head) and only the last a tail (Ends::tail). Every other tile's
+// lanes store whole words alone, where otherwise every warp waited on one
+// lane's head and tail pieces: Nsight (run 238, u8 16383x16385) counted
+// those at half the misaligned kernel's instructions, 108 of 218 a 16-byte
+// word. The overlap is read twice.
 struct Ends {
   bool head = true, tail = true;
 };
+
+template <class Cfg>
+__host__ __device__ constexpr std::uint64_t overlap_stride() {
+  return std::uint64_t(Cfg::TR) - 16 / Cfg::S;
+}
+template <class Cfg>
+std::uint64_t overlap_tile_rows(std::uint64_t rows) {
+  return rows <= std::uint64_t(Cfg::TR) ? 1 : 1 + ceil_div(rows - Cfg::TR, overlap_stride<Cfg>());
+}
 
 template <std::size_t S, int G, bool STREAM>
 __device__ __forceinline__ void store16_any(unsigned char* q, const uint4& v, int g, Ends ends = {}) {

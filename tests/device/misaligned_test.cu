@@ -163,13 +163,16 @@ std::vector<Case> out_of_place_cases() {
   v.push_back({8, 6007, 333, 2, 1, 1, 0});
   v.push_back({4, 6007, 333, 0, 0, 1, 1});
   v.push_back({8, 14091, 334, 1, 3, 0, 1});
-  // padded's overlapping tile rows (OVERLAP: u8 tiles of 256 rows 240
-  // apart, f16 of 128 rows 120 apart): one tile row, a last tile that ends
-  // a whole stride on, one row past it (a last tile moved back by all but
-  // one row), and a few strides on; the "-misaligned-any-size" variant
-  // takes Mis's tiles at these sizes.
+  // padded's overlapping tile rows (super.cuh, overlap_stride: u8 tiles of
+  // 256 rows 240 apart, f16 of 128 rows 120 apart): one tile row, a last
+  // tile that ends a whole stride on, one row past it (a last tile moved
+  // back by all but one row), and a few strides on; the
+  // "-misaligned-any-size" variant takes Mis's tiles at these sizes.
   for (std::uint64_t r : {256, 496, 497, 737}) v.push_back({1, r, 333, 0, 1, 1, 0});
   for (std::uint64_t r : {128, 248, 249, 369}) v.push_back({2, r, 333, 0, 3, 0, 1});
+  // And its skew tiles' (f32 128 rows 124 apart, f64 64 rows 62 apart).
+  for (std::uint64_t r : {128, 252, 253, 377}) v.push_back({4, r, 333, 0, 1, 0, 0});
+  for (std::uint64_t r : {64, 126, 127, 189}) v.push_back({8, r, 333, 1, 1, 0, 1});
   v.push_back({4, 4136, 4152, 0, 0, 0, 0});
   v.push_back({1, 4336, 4208, 0, 0, 0, 0});
   return v;

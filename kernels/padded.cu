@@ -631,6 +631,24 @@ bool launch_tma(const void* in, void* out, const Dims& d, std::uint64_t want, cu
   return true;
 }
 
+// Mis's tiles, skew or super, with or without overlapping tile rows.
+template <class C, bool OVERLAP>
+void launch_mis_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group, int origin) {
+  if constexpr (is_skew_v<C>) launch_skew_tiles<C, OVERLAP>(in, out, d, stream, group, origin);
+  else launch_tiles<C, true, true, OVERLAP>(in, out, d, stream, group, origin);
+}
+
+// Overlapping tile rows (super.cuh, overlap_stride) save the partial words
+// of misaligned output rows; where every output row is 16-byte aligned
+// (misaligned input rows only) there are none, and the overlap would only be
+// read twice. Run 242 (random shapes, seed 1, against run 236): such shapes
+// lost 1.2-3.7 points (u8 3808x11940 -2.7, 11680x13227 -2.5; f16 2928x11425
+// -3.7, 12784x17593 -2.4), where the others gained (u8 median +8.7, f16
+// +3.4).
+inline bool overlap_pays(const void* out, const Dims& d, std::size_t s) {
+  return reinterpret_cast<std::uintptr_t>(out) % 16 != 0 || d.ld_out * s % 16 != 0;
+}
+
 template <class C>
 bool skinny_for(const Dims& d) {
   return d.rows < std::uint64_t(C::TR) || d.cols < std::uint64_t(C::TC);
@@ -752,9 +770,8 @@ void launch_cfg(const void* in, void* out, const Problem& p, cudaStream_t stream
       }
     }
     if (skinny_for<MisCfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
-    else if constexpr (is_skew_v<MisCfg>)
-      launch_skew_tiles<MisCfg, OVERLAP && ORIGIN != 1>(in, out, d, stream, GROUP, ORIGIN);
-    else launch_tiles<MisCfg, true, true, OVERLAP && ORIGIN != 1>(in, out, d, stream, GROUP, ORIGIN);
+    else if (!overlap_pays(out, d, Cfg::S)) launch_mis_tiles<MisCfg, false>(in, out, d, stream, GROUP, ORIGIN);
+    else launch_mis_tiles<MisCfg, OVERLAP && ORIGIN != 1>(in, out, d, stream, GROUP, ORIGIN);
   } else if constexpr (ELEM_TILE && Cfg::S <= 8) {
     if (skinny_for<Cfg>(d)) launch_skinny<Cfg::S>(in, out, d, true, want, stream);
     else launch_element_tiles<typename PaddedTunings<Cfg::S>::ElemTile>(in, out, d, stream, ORIGIN);
@@ -789,9 +806,14 @@ struct PaddedTunings<1> {
   // (OVERLAP; GB/s, same process, the element tile -> Mis at any size):
   // 3001x1999 (192 tiles) 1115 -> 1142, 2678x2729 (242) 1198 -> 1352,
   // 4001x2001 (256) 1222 -> 1250; but 2000x2000 (128) 1275 -> 1262,
-  // 2222x1111 (81) 777 -> 641, 1500x1501 (72) 752 -> 623. So one per SM
-  // (132 tiles).
-  static constexpr unsigned kMisFew = 1;
+  // 2222x1111 (81) 777 -> 641, 1500x1501 (72) 752 -> 623. One per SM (132
+  // tiles) then lost in run 242's random shapes at narrow and short ones
+  // that it moved to Mis, whose partial tile column or overlapping last tile
+  // row is a large share (% of copy, element tile in run 236 -> Mis):
+  // 14091x334 (168 tiles) 94.1 -> 58.2, 281x8997 (142) 103.6 -> 75.9,
+  // 769x5666 (180) 99.8 -> 84.1, 9025x421 (144) 96.0 -> 82.2, 3665x1135
+  // (135) 97.6 -> 85.1. So two per SM (264 tiles), as before.
+  static constexpr unsigned kMisFew = 2;
   static constexpr unsigned kMisNarrow = 0;
   // Rows not 16-byte aligned: the misaligned tile path (run 45, H100,
   // 2026-11-23: 12345x6789 41.2% vs 32.2% on the element path; 16383x16385

@@ -590,19 +590,14 @@ template <std::size_t S>
 using TmaTiling = TmaCfg<S, 128, 256, 4>;
 
 // ORIGIN: last_origin's rule for the last tile row and column.
-// OVERLAP: overlapping tile rows (overlap_stride), the last one ending at
-// the last row; d.rows >= C::TR (the skinny kernel takes fewer).
+// OVERLAP: overlapping tile rows (overlap_tile_rows).
 template <class C, bool MISALIGNED, bool GROUPED = MISALIGNED, bool OVERLAP = false>
 void launch_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group = 1,
                   int origin = 0) {
-  const std::uint64_t ntr = OVERLAP ? overlap_tile_rows<C>(d.rows) : ceil_div(d.rows, C::TR);
-  const std::uint64_t ntc = ceil_div(d.cols, C::TC);
   // Aligned rows keep the moved tile's words whole.
   LastTile last = last_tile(d, C::TR, C::TC, MISALIGNED ? 1 : unsigned(16 / C::S), origin);
-  if constexpr (OVERLAP) {
-    if (d.rows < std::uint64_t(C::TR)) throw Error(ErrorKind::internal, "overlapping tile rows need a whole tile");
-    last.r = d.rows - C::TR;
-  }
+  const std::uint64_t ntr = OVERLAP ? overlap_tile_rows<C>(d, last) : ceil_div(d.rows, C::TR);
+  const std::uint64_t ntc = ceil_div(d.cols, C::TC);
   auto kernel = padded_kernel<C, MISALIGNED, GROUPED, OVERLAP>;
   if (C::SMEM > kDefaultSmem)
     GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::SMEM)));

@@ -353,7 +353,7 @@ __device__ __forceinline__ void skew_transpose(const unsigned char* sm, unsigned
 }
 
 // OVERLAP: tile rows TR - 16 / S apart, each tile's first output word of
-// every row the tile above's last (padded.cu: overlap_stride).
+// every row the tile above's last (super.cuh: overlap_stride).
 template <class Cfg, bool OVERLAP = false>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
     skew_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Dims d, std::uint64_t ntr,
@@ -392,15 +392,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
 template <class Cfg, bool OVERLAP = false>
 void launch_skew_tiles(const void* in, void* out, const Dims& d, cudaStream_t stream, std::uint32_t group,
                        int origin = 0) {
-  const std::uint64_t ntr = OVERLAP ? overlap_tile_rows<Cfg>(d.rows) : ceil_div(d.rows, Cfg::TR);
-  const std::uint64_t ntc = ceil_div(d.cols, Cfg::TC);
   // The last tiles where last_origin puts them (any origin: rows at any
   // offset); overlapping tile rows end at the last row.
   LastTile last = last_tile(d, Cfg::TR, Cfg::TC, 1, origin);
-  if constexpr (OVERLAP) {
-    if (d.rows < std::uint64_t(Cfg::TR)) throw Error(ErrorKind::internal, "overlapping tile rows need a whole tile");
-    last.r = d.rows - Cfg::TR;
-  }
+  const std::uint64_t ntr = OVERLAP ? overlap_tile_rows<Cfg>(d, last) : ceil_div(d.rows, Cfg::TR);
+  const std::uint64_t ntc = ceil_div(d.cols, Cfg::TC);
   auto kernel = skew_kernel<Cfg, OVERLAP>;
   if (Cfg::SMEM > kDefaultSmem)
     GT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Cfg::SMEM)));

@@ -265,9 +265,14 @@ template <class Cfg>
 __host__ __device__ constexpr std::uint64_t overlap_stride() {
   return std::uint64_t(Cfg::TR) - 16 / Cfg::S;
 }
+// The launchers' side: how many overlapping tile rows, the last one's
+// origin set to end at the last row (d.rows >= TR: the skinny kernel takes
+// fewer rows).
 template <class Cfg>
-std::uint64_t overlap_tile_rows(std::uint64_t rows) {
-  return rows <= std::uint64_t(Cfg::TR) ? 1 : 1 + ceil_div(rows - Cfg::TR, overlap_stride<Cfg>());
+std::uint64_t overlap_tile_rows(const Dims& d, LastTile& last) {
+  if (d.rows < std::uint64_t(Cfg::TR)) throw Error(ErrorKind::internal, "overlapping tile rows need a whole tile");
+  last.r = d.rows - Cfg::TR;
+  return d.rows == std::uint64_t(Cfg::TR) ? 1 : 1 + ceil_div(d.rows - Cfg::TR, overlap_stride<Cfg>());
 }
 
 template <std::size_t S, int G, bool STREAM>

@@ -12,6 +12,7 @@
 #include "gtranspose/bench.hpp"
 #include "gtranspose/cpu_transpose.hpp"
 #include "gtranspose/error.hpp"
+#include "gtranspose/host.hpp"
 
 namespace gt {
 
@@ -60,17 +61,35 @@ BenchResult run_cpu_bench(const BenchOptions& opts) {
   cpu::HostBuffer in(bytes), out(bytes);
   bench::fill_pattern_host(in.data(), shape, es, opts.seed, threads);
 
-  // memcpy and the transpose alternate, so load from other processes hits
-  // both alike and the ratio stays meaningful on a busy machine.
-  std::vector<double> t_copy, t_tr;
+  // In place: the host API on the CPU engine, as a program calls it (a
+  // square or R = kC through the engine's stages, any other rectangle by the
+  // gcd decomposition), on `out` refilled from `in` before each repetition.
+  HostOptions inplace_opts;
+  inplace_opts.engine = EngineChoice::cpu;
+  inplace_opts.run.threads = threads;
+  RunReport inplace_report;
+  bench::HostCheck inplace_check;
+
+  // memcpy, the transpose and the in-place transpose alternate, so load
+  // from other processes hits them alike and the ratios stay meaningful on
+  // a busy machine.
+  std::vector<double> t_copy, t_tr, t_ip;
   for (int i = 0; i < opts.warmup + opts.reps; ++i) {
     bench::poison(out.data(), bytes, threads);
     const double tc = time_once([&] { parallel_memcpy(out.data(), in.data(), bytes, threads); });
+    // `out` now holds the pattern: transpose it in place.
+    const double ti = time_once([&] { inplace_report = transpose_inplace(out.data(), R, C, es, inplace_opts); });
+    if (i + 1 == opts.warmup + opts.reps) {
+      // The last in-place result: element (c, r) of the C x R matrix must be pattern(r, c).
+      const bench::HostCheck ic = bench::check_transposed_pattern(out.data(), shape, es, opts.seed, threads);
+      inplace_check = ic;
+    }
     bench::poison(out.data(), bytes, threads);
     const double tt = time_once([&] { cpu_transpose(in.data(), R, C, C, out.data(), R, es, threads); });
     if (i >= opts.warmup) {
       t_copy.push_back(tc);
       t_tr.push_back(tt);
+      t_ip.push_back(ti);
     }
   }
 
@@ -113,8 +132,19 @@ BenchResult run_cpu_bench(const BenchOptions& opts) {
               std::to_string(f % C) + ")";
   }
   tr.pct_of_copy = copy.gbps > 0 ? 100.0 * tr.gbps / copy.gbps : 0;
+  BenchRow ip = row("cpu-inplace", t_ip);
+  ip.config = inplace_report.kernel;
+  ip.verified = inplace_check.mismatches == 0;
+  ip.status = ip.verified ? RowStatus::ok : RowStatus::failed;
+  if (!ip.verified) {
+    const std::uint64_t f = inplace_check.first;
+    ip.note = std::to_string(inplace_check.mismatches) + " wrong elements, first at input (" + std::to_string(f / C) +
+              ", " + std::to_string(f % C) + ")";
+  }
+  ip.pct_of_copy = copy.gbps > 0 ? 100.0 * ip.gbps / copy.gbps : 0;
   res.rows.push_back(copy);
   res.rows.push_back(tr);
+  res.rows.push_back(ip);
   return res;
 }
 

@@ -1,6 +1,7 @@
 #include "inplace/general.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -20,8 +21,105 @@ using u64 = std::uint64_t;
 
 using rect::Maps;
 
+// Rows ahead of the one being moved whose band segment is prefetched: the
+// column passes step down the rows a row's length apart, where no hardware
+// prefetcher follows. docs/PERF.md ("Rectangles in place in host memory"):
+// f32 13001x20651 on the 2-core machine, 16 rows ahead 0.68 s in all, 64 to
+// 192 rows 0.45-0.47 s, none 0.89 s.
+constexpr u64 kPrefetchRows = 64;
+
+inline void prefetch_read(const void* p) { __builtin_prefetch(p, 0); }
+inline void prefetch_write(void* p) { __builtin_prefetch(p, 1); }
+
+// One band of a column rotation: columns j0 .. j0 + w - 1 of the m x n
+// matrix d, each column j moved up by shift[jj] = s(j0 + jj) rows (each below
+// m): new[i][j] = old[(i + s(j)) mod m][j]. Source rows are read in order,
+// each band segment whole, and its elements scattered to the rows of `tmp`
+// (m x w) they belong in; tmp is then written back row by row. `delta` and
+// `off`: scratch of w each.
+template <class E>
+void rotate_band(E* d, u64 m, u64 n, u64 j0, u64 w, const u64* shift, E* tmp, u64* delta, std::int64_t* off) {
+  // Element jj of source row r belongs in row (r - s_jj) mod m = x0 - delta_jj
+  // (mod m), x0 = (r - s_0) mod m, delta_jj = (s_jj - s_0) mod m.
+  u64 most = 0;
+  bool same = true, diagonal = true;  // delta_jj = 0 for all jj; delta_jj = jj
+  for (u64 jj = 0; jj < w; ++jj) {
+    delta[jj] = (shift[jj] + m - shift[0]) % m;
+    most = std::max(most, delta[jj]);
+    off[jj] = std::int64_t(jj) - std::int64_t(delta[jj] * w);
+    same = same && delta[jj] == 0;
+    diagonal = diagonal && delta[jj] == jj;
+  }
+  const std::int64_t step = 1 - std::int64_t(w);
+  u64 x0 = (m - shift[0]) % m;
+  for (u64 r = 0; r < m; ++r) {
+    if (r + kPrefetchRows < m) {
+      const E* p = d + (r + kPrefetchRows) * n + j0;
+      prefetch_read(p);
+      prefetch_read(p + w - 1);
+    }
+    const E* src = d + r * n + j0;
+    if (same) {
+      // The band moves as one: its segment lands whole in one row.
+      std::memcpy(tmp + x0 * w, src, std::size_t(w) * sizeof(E));
+    } else if (x0 >= most) {
+      E* base = tmp + x0 * w;
+      if (diagonal) {
+        for (u64 jj = 0; jj < w; ++jj, base += step) *base = src[jj];
+      } else {
+        for (u64 jj = 0; jj < w; ++jj) base[off[jj]] = src[jj];
+      }
+    } else {
+      for (u64 jj = 0; jj < w; ++jj) {
+        u64 x = x0 + m - delta[jj];
+        if (x >= m) x -= m;
+        tmp[x * w + jj] = src[jj];
+      }
+    }
+    if (++x0 == m) x0 = 0;
+  }
+  for (u64 i = 0; i < m; ++i) {
+    if (i + kPrefetchRows < m) {
+      E* p = d + (i + kPrefetchRows) * n + j0;
+      prefetch_write(p);
+      prefetch_write(p + w - 1);
+    }
+    std::memcpy(d + i * n + j0, tmp + i * w, std::size_t(w) * sizeof(E));
+  }
+}
+
+// Step 3's row map P (rect::permuted_row) without a 128-bit division where
+// i * (n mod m) fits 64 bits.
+struct RowMap {
+  const Maps& mp;
+  bool narrow;
+  explicit RowMap(const Maps& p) : mp(p), narrow(p.m <= (u64(1) << 32)) {}
+  u64 operator()(u64 i) const {
+    if (!narrow) return rect::permuted_row(mp, i);
+    const u64 pm = i * mp.n_mod_m % mp.m, iq = i / mp.a;  // iq < c <= m
+    return pm >= iq ? pm - iq : pm + mp.m - iq;
+  }
+};
+
+// The first row of each cycle of P, as bits: the threads then follow every
+// cycle from its leader, each on its own columns.
+std::vector<u64> cycle_leaders(const RowMap& p, u64 m) {
+  const std::size_t words = std::size_t((m + 63) / 64);
+  std::vector<u64> seen(words, 0), lead(words, 0);
+  for (u64 i = 0; i < m; ++i) {
+    if (seen[i / 64] >> (i % 64) & 1) continue;
+    lead[i / 64] |= u64(1) << (i % 64);
+    u64 x = i;
+    do {
+      seen[x / 64] |= u64(1) << (x % 64);
+      x = p(x);
+    } while (x != i);
+  }
+  return lead;
+}
+
 template <std::size_t S>
-void run_typed(unsigned char* data, const Maps& mp, const GeneralRun& run) {
+std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const GeneralRun& run, const StageHook& on_stage) {
   using E = Elem<S>;
   E* d = reinterpret_cast<E*>(data);
   const u64 m = mp.m, n = mp.n, band = run.band;
@@ -31,31 +129,96 @@ void run_typed(unsigned char* data, const Maps& mp, const GeneralRun& run) {
   for (auto& s : scratch) s.reset(new E[std::size_t(per_thread)]);
   auto& pool = cpu::ThreadPool::shared();
 
-  // Steps 1 and 3: bands of `band` columns, each gathered into the thread's
-  // scratch (m rows of the band's width) and written back row by row.
-  auto columns = [&](bool rotate) {
+  // Each step moves the whole matrix once; the report has each one's time.
+  std::vector<StageStat> stages;
+  auto step = [&](const char* name, auto&& body) {
+    if (on_stage) on_stage(name);
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    stages.push_back({name, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), m * n * S});
+  };
+
+  // A column rotation in bands of `band` columns, shift_of(j) the rows column
+  // j moves up (below m).
+  auto rotate = [&](auto shift_of) {
     const u64 bands = (n + band - 1) / band;
     pool.run(threads, [&](int w) {
       E* tmp = scratch[std::size_t(w)].get();
-      std::vector<u64> shift(static_cast<std::size_t>(band));
+      std::vector<u64> shift(static_cast<std::size_t>(band)), delta(static_cast<std::size_t>(band));
+      std::vector<std::int64_t> off(static_cast<std::size_t>(band));
       for (u64 q = u64(w); q < bands; q += u64(threads)) {
         const u64 j0 = q * band, wdt = std::min(n, j0 + band) - j0;
-        gather_columns(mp, rotate, j0, wdt, d + j0, n, tmp, wdt, shift.data());
-        for (u64 i = 0; i < m; ++i) std::memcpy(d + i * n + j0, tmp + i * wdt, std::size_t(wdt) * S);
+        for (u64 jj = 0; jj < wdt; ++jj) shift[std::size_t(jj)] = shift_of(j0 + jj);
+        rotate_band(d, m, n, j0, wdt, shift.data(), tmp, delta.data(), off.data());
       }
     });
   };
 
-  if (mp.c > 1) columns(true);
-  pool.run(threads, [&](int w) {
-    E* tmp = scratch[std::size_t(w)].get();
-    for (u64 i = u64(w); i < m; i += u64(threads)) {
-      E* row = d + i * n;
-      shuffle_row(mp, i, row, tmp);
-      std::memcpy(row, tmp, std::size_t(n) * S);
-    }
+  // Step 1: column j up by j / b.
+  if (mp.c > 1) step("rotate columns", [&] { rotate([&](u64 j) { return j / mp.b; }); });
+
+  // Step 2: each row copied whole to the thread's scratch (a stream), then
+  // gathered back from there in cache (docs/PERF.md: 0.21 -> 0.17 s at f32
+  // 13001x20651 against gathering from the row and copying back).
+  step("shuffle rows", [&] {
+    pool.run(threads, [&](int w) {
+      E* tmp = scratch[std::size_t(w)].get();
+      for (u64 i = u64(w); i < m; i += u64(threads)) {
+        E* row = d + i * n;
+        std::memcpy(tmp, row, std::size_t(n) * S);
+        if (mp.c == 1) {
+          rect::CoprimeShuffleIterT<u64> it(mp, i, 0, 1);
+          for (u64 j = 0; j < n; ++j, it.advance(mp)) row[j] = tmp[it.value(mp)];
+        } else {
+          shuffle_row(mp, i, tmp, row);
+        }
+      }
+    });
   });
-  columns(false);
+
+  if (!run.permute_rows) {
+    // Step 3 in one pass: bands of columns gathered down the rows.
+    step("shuffle columns", [&] {
+      const u64 bands = (n + band - 1) / band;
+      pool.run(threads, [&](int w) {
+        E* tmp = scratch[std::size_t(w)].get();
+        std::vector<u64> shift(static_cast<std::size_t>(band));
+        for (u64 q = u64(w); q < bands; q += u64(threads)) {
+          const u64 j0 = q * band, wdt = std::min(n, j0 + band) - j0;
+          gather_columns(mp, false, j0, wdt, d + j0, n, tmp, wdt, shift.data());
+          for (u64 i = 0; i < m; ++i) std::memcpy(d + i * n + j0, tmp + i * wdt, std::size_t(wdt) * S);
+        }
+      });
+    });
+    return stages;
+  }
+  // Step 3, new[i][j] = old[(P(i) + j) mod m][j], in two passes: column j up
+  // by j (mod m), then whole rows permuted, new[i] = X[P(i)], each thread
+  // following every cycle of P on its own stripe of columns.
+  step("skew columns", [&] { rotate([&](u64 j) { return j % m; }); });
+  step("permute rows", [&] {
+    const RowMap p(mp);
+    const std::vector<u64> lead = cycle_leaders(p, m);
+    const int stripes = int(std::min<u64>(u64(threads), std::max<u64>(1, n * S / 256)));
+    pool.run(stripes, [&](int w) {
+      const u64 c0 = n * u64(w) / u64(stripes), c1 = n * u64(w + 1) / u64(stripes);
+      const std::size_t bytes = std::size_t(c1 - c0) * S;
+      E* tmp = scratch[std::size_t(w)].get();
+      for (u64 i = 0; i < m; ++i) {
+        if (!(lead[i / 64] >> (i % 64) & 1)) continue;
+        std::memcpy(tmp, d + i * n + c0, bytes);
+        u64 cur = i;
+        for (;;) {
+          const u64 s = p(cur);
+          if (s == i) break;
+          std::memcpy(d + cur * n + c0, d + s * n + c0, bytes);
+          cur = s;
+        }
+        std::memcpy(d + cur * n + c0, tmp, bytes);
+      }
+    });
+  });
+  return stages;
 }
 
 }  // namespace
@@ -63,6 +226,8 @@ void run_typed(unsigned char* data, const Maps& mp, const GeneralRun& run) {
 std::uint64_t general_scratch_per_thread(std::uint64_t rows, std::uint64_t cols, std::size_t es, std::uint64_t band) {
   return checked_mul(std::max(cols, checked_mul(rows, band, "in-place scratch")), es, "in-place scratch");
 }
+
+std::uint64_t general_cycle_bytes(std::uint64_t rows) { return 2 * ((rows + 63) / 64) * 8; }
 
 GeneralRun plan_general(std::uint64_t rows, std::uint64_t cols, std::size_t es, int threads, std::uint64_t budget) {
   GeneralRun r;
@@ -72,22 +237,35 @@ GeneralRun plan_general(std::uint64_t rows, std::uint64_t cols, std::size_t es, 
                                       " rectangle in place in memory needs a row or a column of scratch (" +
                                       format_bytes(least) + "): give {host_mem} of at least " + format_bytes(least));
   r.threads = std::max(1, cpu::resolve_threads(threads));
-  // Bands of columns wide enough that a band's gather reads whole cache
-  // lines of each row (64 bytes), narrower where the budget says so.
+  // Bands of columns a cache line wide (64 bytes of each row), narrower
+  // where the budget says so: docs/PERF.md ("Rectangles in place in host
+  // memory"), f32 13001x20651 on 2 cores: 64 and 128 bytes alike within the
+  // machine's noise; at 64 a band's scratch of 13001 rows fits a 1 MiB L2.
   r.band = std::max<std::uint64_t>(1, std::min<std::uint64_t>(cols, std::max<std::size_t>(1, 64 / es)));
   while (r.band > 1 && general_scratch_per_thread(rows, cols, es, r.band) > budget) r.band /= 2;
   const std::uint64_t per = general_scratch_per_thread(rows, cols, es, r.band);
   r.threads = int(std::max<std::uint64_t>(1, std::min<std::uint64_t>(std::uint64_t(r.threads), budget / per)));
-  r.scratch = per * std::uint64_t(r.threads);
+  // Step 3 as a rotation and a permutation of whole rows where rows are a
+  // cache line or more and the budget holds the cycles' bits beside the
+  // threads' scratch; else gathered down the columns in one pass.
+  const std::uint64_t cycles = general_cycle_bytes(rows);
+  r.permute_rows = cols * es >= 64 && per + cycles <= budget;
+  if (r.permute_rows)
+    r.threads = int(std::max<std::uint64_t>(
+        1, std::min<std::uint64_t>(std::uint64_t(r.threads), (budget - cycles) / per)));
+  r.scratch = per * std::uint64_t(r.threads) + (r.permute_rows ? cycles : 0);
   r.rotated = std::gcd(rows, cols) > 1;
   return r;
 }
 
-void transpose_general(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t es, const GeneralRun& run) {
-  if (rows == 0 || cols == 0) return;
+std::vector<StageStat> transpose_general(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t es,
+                                         const GeneralRun& run, const StageHook& on_stage) {
+  if (rows == 0 || cols == 0) return {};
   const Maps mp = rect::make_maps(rows, cols);
   auto* p = static_cast<unsigned char*>(data);
-  with_elem_size(es, [&](auto sz) { run_typed<decltype(sz)::value>(p, mp, run); });
+  std::vector<StageStat> stages;
+  with_elem_size(es, [&](auto sz) { stages = run_typed<decltype(sz)::value>(p, mp, run, on_stage); });
+  return stages;
 }
 
 }  // namespace gt::inplace

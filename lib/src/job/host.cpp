@@ -120,8 +120,10 @@ RunReport general_inplace(const HostMatrix& m, const HostOptions& opts, EngineKi
   const std::uint64_t budget = opts.run.host_mem ? opts.run.host_mem : default_host_budget();
   const inplace::GeneralRun run = inplace::plan_general(m.shape.rows, m.shape.cols, m.elem_size, opts.run.threads, budget);
   const auto t0 = std::chrono::steady_clock::now();
-  inplace::transpose_general(m.data, m.shape.rows, m.shape.cols, m.elem_size, run);
+  std::vector<StageStat> steps =
+      inplace::transpose_general(m.data, m.shape.rows, m.shape.cols, m.elem_size, run, opts.run.stage);
   RunReport r;
+  r.stages = std::move(steps);
   r.engine = "cpu";
   r.kernel = "gcd decomposition";
   r.mode = "in-place";
@@ -134,7 +136,9 @@ RunReport general_inplace(const HostMatrix& m, const HostOptions& opts, EngineKi
   r.host_mem_budget = budget;
   r.host_buffers = run.scratch;
   r.notes.push_back("rectangle in place by the gcd decomposition (Catanzaro, Keller and Garland): " +
-                    std::string(run.rotated ? "a column rotation, " : "") + "a row shuffle and a column shuffle, " +
+                    std::string(run.rotated ? "a column rotation, " : "") + "a row shuffle and a column shuffle" +
+                    (run.permute_rows ? " (a skew of the columns, then whole rows permuted along their cycles), "
+                                      : ", ") +
                     std::to_string(run.threads) + " threads, columns in bands of " + std::to_string(run.band) + ", " +
                     format_bytes(run.scratch) + " of scratch; not interruptible once begun");
   if (engine == EngineKind::cuda) r.notes.push_back("the CPU's threads ran it: no GPU step for this shape");

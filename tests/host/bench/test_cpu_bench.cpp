@@ -22,9 +22,12 @@ TEST(CpuBench, SmallMatrixEveryTypeVerified) {
     EXPECT_EQ(r.device, "CPU, 2 threads");
     EXPECT_EQ(r.reference, "memcpy");
     EXPECT_EQ(r.seed, 77u);
-    ASSERT_EQ(r.rows.size(), 2u);
+    ASSERT_EQ(r.rows.size(), 3u);
     EXPECT_EQ(r.rows[0].name, "memcpy");
     EXPECT_EQ(r.rows[1].name, "cpu-blocked");
+    EXPECT_EQ(r.rows[2].name, "cpu-inplace");
+    // 300x517 shares no factor: the gcd decomposition in memory.
+    EXPECT_EQ(r.rows[2].config, "gcd decomposition");
     for (const gt::BenchRow& row : r.rows) {
       EXPECT_TRUE(row.verified) << row.name << ": " << row.note;
       EXPECT_EQ(row.dtype, gt::dtype_name(t));
@@ -37,6 +40,28 @@ TEST(CpuBench, SmallMatrixEveryTypeVerified) {
     }
     EXPECT_DOUBLE_EQ(r.rows[0].pct_of_copy, 100.0);
     EXPECT_NEAR(r.rows[1].pct_of_copy, 100.0 * r.rows[1].gbps / r.rows[0].gbps, 1e-9);
+    EXPECT_NEAR(r.rows[2].pct_of_copy, 100.0 * r.rows[2].gbps / r.rows[0].gbps, 1e-9);
+  }
+}
+
+// The in-place row takes each route the host API has: a square and R = kC
+// through the CPU engine's stages; a grid (2x3 blocks of 160), a rectangle
+// with gcd 16 (a rotation first) and a coprime one by the gcd
+// decomposition; each verified against the pattern.
+TEST(CpuBench, InPlaceRowEveryRoute) {
+  for (gt::Shape s : {gt::Shape{257, 257}, gt::Shape{600, 200}, gt::Shape{320, 480}, gt::Shape{320, 496}, gt::Shape{997, 211}}) {
+    gt::BenchOptions o;
+    o.shape = s;
+    o.dtype = gt::DType::f64;
+    o.reps = 2;
+    o.warmup = 1;
+    o.threads = 2;
+    const gt::BenchResult r = gt::run_cpu_bench(o);
+    ASSERT_EQ(r.rows.size(), 3u);
+    EXPECT_EQ(r.rows[2].name, "cpu-inplace");
+    EXPECT_TRUE(r.rows[2].verified) << s.rows << "x" << s.cols << ": " << r.rows[2].note;
+    EXPECT_EQ(r.rows[2].status, gt::RowStatus::ok);
+    EXPECT_FALSE(r.rows[2].config.empty());
   }
 }
 

@@ -93,5 +93,81 @@ TEST(InplaceGeneral, ThroughTheApiWithItsReport) {
   EXPECT_TRUE(m == before);
 }
 
+// Step 3 runs two ways: a skew of the columns and a permutation of whole
+// rows where the budget holds the cycles' bits beside the scratch and rows
+// are 64 bytes or more, else one gather down bands of columns. Both, forced
+// by the budget, at gcd 1 and gcd > 1, every element size, bit-exact.
+TEST(InplaceGeneral, BothColumnRoutesBitExact) {
+  const Dims shapes[] = {{97, 89}, {360, 150}, {1031, 257}, {513, 96}, {700, 300}, {64, 1000}, {1000, 64}, {30, 4096}};
+  for (std::size_t es : {1, 2, 4, 8, 16})
+    for (const Dims& d : shapes) {
+      if (d.c * es < 64) continue;
+      const std::uint64_t per = inplace::general_scratch_per_thread(d.r, d.c, es, 1);
+      const std::uint64_t cycles = inplace::general_cycle_bytes(d.r);
+      // One thread, a band of one column: per bytes; the rows' route needs the bits too.
+      const inplace::GeneralRun gather = inplace::plan_general(d.r, d.c, es, 1, per);
+      const inplace::GeneralRun rows = inplace::plan_general(d.r, d.c, es, 1, per + cycles);
+      EXPECT_FALSE(gather.permute_rows);
+      EXPECT_TRUE(rows.permute_rows);
+      EXPECT_LE(gather.scratch, per);
+      EXPECT_LE(rows.scratch, per + cycles);
+      for (const inplace::GeneralRun& run : {gather, rows}) {
+        SCOPED_TRACE(std::to_string(d.r) + "x" + std::to_string(d.c) + " es " + std::to_string(es) +
+                     (run.permute_rows ? " rows" : " gather"));
+        test::Bytes m = random_bytes(d.r * d.c * es, d.r * 31 + d.c + es);
+        const test::Bytes want = transposed(m, d.r, d.c, es);
+        const std::vector<StageStat> st = inplace::transpose_general(m.data(), d.r, d.c, es, run);
+        ASSERT_TRUE(m == want) << test::first_difference(m.data(), want.data(), m.size(), es, d.c);
+        ASSERT_FALSE(st.empty());
+        EXPECT_EQ(st.back().name, run.permute_rows ? "permute rows" : "shuffle columns");
+      }
+    }
+}
+
+// Random shapes, element sizes and thread counts under the default plan,
+// and each transposed back to where it began.
+TEST(InplaceGeneral, RandomShapesThereAndBack) {
+  std::uint64_t x = 0x9e3779b97f4a7c15ull;
+  auto next = [&x](std::uint64_t lo, std::uint64_t hi) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return lo + x % (hi - lo + 1);
+  };
+  const std::size_t sizes[] = {1, 2, 4, 8, 16};
+  for (int k = 0; k < 60; ++k) {
+    const std::uint64_t r = next(1, 600), c = next(1, 600);
+    const std::size_t es = sizes[next(0, 4)];
+    const int threads = int(next(1, 5));
+    SCOPED_TRACE(std::to_string(r) + "x" + std::to_string(c) + " es " + std::to_string(es) + " threads " +
+                 std::to_string(threads));
+    test::Bytes m = random_bytes(r * c * es, std::uint64_t(k) + 1);
+    const test::Bytes orig = m;
+    inplace::transpose_general(m.data(), r, c, es, inplace::plan_general(r, c, es, threads, 1ull << 30));
+    ASSERT_TRUE(m == transposed(orig, r, c, es)) << test::first_difference(m.data(), transposed(orig, r, c, es).data(), m.size(), es, r);
+    inplace::transpose_general(m.data(), c, r, es, inplace::plan_general(c, r, es, threads, 1ull << 30));
+    ASSERT_TRUE(m == orig);
+  }
+}
+
+// The API's report has each step's time, and the stage hook hears of each.
+TEST(InplaceGeneral, ReportNamesEachStep) {
+  HostOptions o;
+  o.engine = EngineChoice::cpu;
+  std::vector<std::string> heard;
+  o.run.stage = [&heard](const std::string& s) { heard.push_back(s); };
+  test::Bytes m = random_bytes(360 * 150 * 4, 3);  // gcd 30: a rotation first
+  const test::Bytes want = transposed(m, 360, 150, 4);
+  const RunReport rep = transpose_inplace(m.data(), 360, 150, 4, o);
+  ASSERT_TRUE(m == want);
+  const std::vector<std::string> names = {"rotate columns", "shuffle rows", "skew columns", "permute rows"};
+  EXPECT_EQ(heard, names);
+  ASSERT_EQ(rep.stages.size(), names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(rep.stages[i].name, names[i]);
+    EXPECT_EQ(rep.stages[i].bytes, 360u * 150 * 4);
+    EXPECT_GE(rep.stages[i].busy_s, 0);
+  }
+  EXPECT_NE(rep.notes.back().find("whole rows permuted along their cycles"), std::string::npos) << rep.notes.back();
+}
+
 }  // namespace
 }  // namespace gt

@@ -154,8 +154,38 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
     });
   };
 
-  // Step 1: column j up by j / b.
-  if (mp.c > 1) step("rotate columns", [&] { rotate([&](u64 j) { return j / mp.b; }); });
+  // Step 1: column j up by j / b. Output row i takes its group q (columns
+  // q b .. q b + b - 1) from row i + q, so where c - 1 rows fit a thread's
+  // scratch the rows stream: each thread takes a run of rows in order,
+  // copying groups up from the rows below, which it has not written yet;
+  // the c - 1 rows past its run (the next run's first, or the matrix's first
+  // past the last row) are saved before any thread writes.
+  if (mp.c > 1) {
+    const u64 halo = mp.c - 1;
+    if (run.stream_rotation) {
+      step("rotate columns", [&] {
+        auto run_of = [&](int w) { return std::pair<u64, u64>{m * u64(w) / u64(threads), m * u64(w + 1) / u64(threads)}; };
+        pool.run(threads, [&](int w) {
+          const u64 end = run_of(w).second;
+          E* saved = scratch[std::size_t(w)].get();
+          for (u64 h = 0; h < halo; ++h) std::memcpy(saved + h * n, d + ((end + h) % m) * n, std::size_t(n) * S);
+        });
+        pool.run(threads, [&](int w) {
+          const auto [begin, end] = run_of(w);
+          const E* saved = scratch[std::size_t(w)].get();
+          for (u64 i = begin; i < end; ++i) {
+            E* row = d + i * n;
+            for (u64 q = 1; q < mp.c; ++q) {
+              const E* from = i + q < end ? d + (i + q) * n : saved + (i + q - end) * n;
+              std::memcpy(row + q * mp.b, from + q * mp.b, std::size_t(mp.b) * S);
+            }
+          }
+        });
+      });
+    } else {
+      step("rotate columns", [&] { rotate([&](u64 j) { return j / mp.b; }); });
+    }
+  }
 
   // Step 2: each row copied whole to the thread's scratch (a stream), then
   // gathered back from there in cache (docs/PERF.md: 0.21 -> 0.17 s at f32
@@ -254,7 +284,11 @@ GeneralRun plan_general(std::uint64_t rows, std::uint64_t cols, std::size_t es, 
     r.threads = int(std::max<std::uint64_t>(
         1, std::min<std::uint64_t>(std::uint64_t(r.threads), (budget - cycles) / per)));
   r.scratch = per * std::uint64_t(r.threads) + (r.permute_rows ? cycles : 0);
-  r.rotated = std::gcd(rows, cols) > 1;
+  const std::uint64_t c = std::gcd(rows, cols);
+  r.rotated = c > 1;
+  // Step 1 down runs of whole rows where a thread's scratch holds the c - 1
+  // rows past its run; else in bands of columns.
+  r.stream_rotation = r.rotated && (c - 1) * cols <= per / es && rows >= std::uint64_t(r.threads);
   return r;
 }
 

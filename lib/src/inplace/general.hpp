@@ -7,9 +7,10 @@
 //      new[i][j] = old[(P(i) + j) mod R][j]: run as column j rotated up by j,
 //      then whole rows permuted (new[i] = X[P(i)], following P's cycles),
 //      where rows are 64 bytes or more; else gathered down bands of columns.
-// The rotations move bands of columns through a thread's scratch, reading
-// each row's piece of the band whole; the row steps move whole rows or
-// stripes of them. The scratch is one row or a band of columns per thread,
+// Step 1 streams down runs of whole rows where c - 1 rows fit a thread's
+// scratch; otherwise, and for step 3's skew, the rotations move bands of
+// columns through a thread's scratch, reading each row's piece of the band
+// whole. The row steps move whole rows or stripes of them. The scratch is one row or a band of columns per thread,
 // and two bits a row for P's cycles, never the matrix.
 //
 // Memory only: a file's general shape runs the same steps out of core, in
@@ -39,6 +40,7 @@ struct GeneralRun {
   std::uint64_t scratch = 0;  // bytes of scratch in all
   bool rotated = false;       // step 1 runs (gcd > 1)
   bool permute_rows = false;  // step 3 as a rotation and a permutation of whole rows
+  bool stream_rotation = false;  // step 1 down runs of whole rows (else in bands of columns)
 };
 
 // Plans the threads and column band for a scratch budget of `budget` bytes;

@@ -97,8 +97,14 @@ TEST(InplaceGeneral, ThroughTheApiWithItsReport) {
 // rows where the budget holds the cycles' bits beside the scratch and rows
 // are 64 bytes or more, else one gather down bands of columns. Both, forced
 // by the budget, at gcd 1 and gcd > 1, every element size, bit-exact.
+//
+// Step 1 (gcd > 1) runs two ways as well: down runs of whole rows where a
+// thread's scratch holds the gcd - 1 rows past its run, else in bands of
+// columns; both must run here.
 TEST(InplaceGeneral, BothColumnRoutesBitExact) {
-  const Dims shapes[] = {{97, 89}, {360, 150}, {1031, 257}, {513, 96}, {700, 300}, {64, 1000}, {1000, 64}, {30, 4096}};
+  const Dims shapes[] = {{97, 89}, {360, 150}, {1031, 257}, {513, 96},  {700, 300},
+                         {64, 1000}, {1000, 64}, {30, 4096}, {320, 480}, {6, 4000}};
+  int streamed = 0, banded = 0;
   for (std::size_t es : {1, 2, 4, 8, 16})
     for (const Dims& d : shapes) {
       if (d.c * es < 64) continue;
@@ -112,6 +118,7 @@ TEST(InplaceGeneral, BothColumnRoutesBitExact) {
       EXPECT_LE(gather.scratch, per);
       EXPECT_LE(rows.scratch, per + cycles);
       for (const inplace::GeneralRun& run : {gather, rows}) {
+        if (run.rotated) ++(run.stream_rotation ? streamed : banded);
         SCOPED_TRACE(std::to_string(d.r) + "x" + std::to_string(d.c) + " es " + std::to_string(es) +
                      (run.permute_rows ? " rows" : " gather"));
         test::Bytes m = random_bytes(d.r * d.c * es, d.r * 31 + d.c + es);
@@ -122,6 +129,28 @@ TEST(InplaceGeneral, BothColumnRoutesBitExact) {
         EXPECT_EQ(st.back().name, run.permute_rows ? "permute rows" : "shuffle columns");
       }
     }
+  EXPECT_GT(streamed, 0);
+  EXPECT_GT(banded, 0);
+}
+
+// The streamed rotation where each thread's run of rows is shorter than the
+// gcd - 1 rows it saves past it: u8 60x90 (gcd 30) on 5 threads, runs of 12;
+// f32 200x30 (gcd 10) on 40 threads, runs of 5.
+TEST(InplaceGeneral, StreamedRotationRunsShorterThanTheirHalo) {
+  struct Case {
+    std::uint64_t r, c;
+    std::size_t es;
+    int threads;
+  };
+  for (const Case k : {Case{60, 90, 1, 5}, Case{200, 30, 4, 40}}) {
+    const inplace::GeneralRun run = inplace::plan_general(k.r, k.c, k.es, k.threads, 1ull << 30);
+    ASSERT_TRUE(run.stream_rotation) << k.r << "x" << k.c;
+    ASSERT_EQ(run.threads, k.threads);
+    test::Bytes m = random_bytes(k.r * k.c * k.es, k.es);
+    const test::Bytes want = transposed(m, k.r, k.c, k.es);
+    inplace::transpose_general(m.data(), k.r, k.c, k.es, run);
+    ASSERT_TRUE(m == want) << test::first_difference(m.data(), want.data(), m.size(), k.es, k.r);
+  }
 }
 
 // Random shapes, element sizes and thread counts under the default plan,

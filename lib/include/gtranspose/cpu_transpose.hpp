@@ -16,6 +16,13 @@ void cpu_transpose(const void* in, std::uint64_t rows, std::uint64_t cols, std::
 // Square n x n matrix (leading dimension ld >= n) transposed in place.
 void cpu_transpose_inplace(void* a, std::uint64_t n, std::uint64_t ld, std::size_t elem_size, int threads = 0);
 
+// A pair of tiles of one matrix (leading dimension ld) swapped and
+// transposed in place: a (h x w) becomes the transpose of b (w x h) and b
+// the transpose of a. They must not overlap (an off-diagonal tile and its
+// mirror); a diagonal tile is cpu_transpose_inplace's.
+void cpu_transpose_pair(void* a, void* b, std::uint64_t h, std::uint64_t w, std::uint64_t ld, std::size_t elem_size,
+                        int threads = 0);
+
 // The plain two-loop reference, single-threaded: the gold model in tests.
 void naive_transpose(const void* in, std::uint64_t rows, std::uint64_t cols, std::uint64_t ld_in, void* out,
                      std::uint64_t ld_out, std::size_t elem_size);

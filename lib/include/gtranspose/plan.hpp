@@ -259,7 +259,9 @@ struct RunPlan {
   std::uint64_t slot_bytes = 0;     // host memory per slot (0: none, direct DMA)
   int device_buffers = 0;           // CUDA: tile buffers per lane
   std::uint64_t device_buffer_bytes = 0;
-  bool direct_in = false, direct_out = false;  // CUDA: DMA straight from / to pinned user memory
+  // CUDA: DMA straight from / to pinned user memory. CPU: host memory both
+  // sides (in place: the matrix), transposed where it lies, no tile buffers.
+  bool direct_in = false, direct_out = false;
   bool scratch = false;             // CPU in place: a scratch tile for edge pairs
   std::size_t max_batch = 1;        // in place: pairs per InplaceWriter::write_batch
   int requested_lanes = 0;          // CUDA: the lanes before any shrinking

@@ -366,6 +366,23 @@ RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& 
   RunPlan p = base_plan(req, caps, b);
   const std::size_t es = req.info.elem_size;
   p.threads = caps.threads;
+  if (req.mode == RunMode::out_of_place && req.in.in_memory && req.out.in_memory) {
+    // Host memory to host memory: the transposer reads the input and writes
+    // the output where they lie, a tile at a time (the tiles only pace
+    // progress and cancelling); staged through tile buffers, each element
+    // was copied twice more (docs/PERF.md, "The CPU engine from and to host
+    // memory": f32 12345x6789 on 2 cores 147-161 ms staged against 45-52
+    // direct).
+    p.direct_in = p.direct_out = true;
+    p.tile_bytes = req.tile_elems ? req.tile_elems * es : kMaxTileBytes;
+    p.grid.emplace(GridRequest{req.info.shape, es, p.tile_bytes, req.preferred_block, req.tile_elems});
+    p.tile = {p.grid->tile_h(), p.grid->tile_w()};
+    p.tiles = p.grid->count();
+    p.slots = 0;
+    p.slot_bytes = 0;
+    p.host_bytes = 0;
+    return p;
+  }
   if (req.mode == RunMode::out_of_place) {
     // Tiles of whole chunks: where four do not fit, one slot of two (an
     // input and an output tile) does (budgets_of made sure).
@@ -383,6 +400,19 @@ RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& 
                         "overlaps reading and writing");
     p.slot_bytes = 2 * p.tile_buffer_bytes();
     p.host_bytes = std::uint64_t(p.slots) * p.slot_bytes;
+    return p;
+  }
+  if (req.in.in_memory && !req.ordered_writes && !req.resumed_block) {
+    // A square in host memory: each pair of tiles swapped where it lies
+    // (cpu_transpose_pair, cpu_transpose_inplace on the diagonal), no tile
+    // buffers; the tiles only pace progress and cancelling (docs/PERF.md,
+    // "The CPU engine from and to host memory").
+    p.direct_in = p.direct_out = true;
+    p.tile_bytes = req.tile_elems ? req.tile_elems * es : kMaxTileBytes;
+    set_pairs(p, req, pair_grid(req, p.tile_bytes));
+    p.slots = 0;
+    p.slot_bytes = 0;
+    p.host_bytes = 0;
     return p;
   }
   p.tile_bytes = share_of(b.engine, req.kept_batches ? cpu_journaled_buffers(req.kept_batches) : kCpuInplaceBuffers,

@@ -12,6 +12,8 @@ namespace gt {
 namespace {
 
 std::string staging_of(const RunPlan& p) {
+  if (p.engine == EngineKind::cpu && p.direct_in && p.direct_out)
+    return "none: the CPU transposes host memory where it lies";
   if (p.engine == EngineKind::cpu)
     return p.info.elem_size && p.host_bytes ? "tiles read into host buffers (" + format_bytes(p.host_bytes) +
                                                   "), transposed there by the CPU, written from them"

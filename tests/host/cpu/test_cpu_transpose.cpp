@@ -163,6 +163,56 @@ TEST(CpuTransposeInplace, SquaresOddAndEvenWithPadding) {
         }
 }
 
+// A pair of tiles of an n x n matrix (ld = n + 3), tile a at (r0, c0) of
+// h x w and its mirror b at (c0, r0): both swapped and transposed where they
+// lie, every other element (the padding too) untouched.
+void check_pair(std::uint64_t n, std::uint64_t r0, std::uint64_t c0, std::uint64_t h, std::uint64_t w, std::size_t es,
+                int threads, std::uint64_t seed, const gt::cpu::CpuTuning* t) {
+  const std::uint64_t ld = n + 3;
+  const Bytes a0 = random_bytes(n * ld * es, seed);
+  Bytes want = a0, got = a0;
+  auto at = [&](Bytes& m, std::uint64_t r, std::uint64_t c) { return m.data() + (r * ld + c) * es; };
+  for (std::uint64_t i = 0; i < h; ++i)
+    for (std::uint64_t j = 0; j < w; ++j) {
+      std::memcpy(at(want, r0 + i, c0 + j), a0.data() + ((c0 + j) * ld + r0 + i) * es, es);
+      std::memcpy(at(want, c0 + j, r0 + i), a0.data() + ((r0 + i) * ld + c0 + j) * es, es);
+    }
+  if (t)
+    gt::cpu::cpu_transpose_pair_tuned(at(got, r0, c0), at(got, c0, r0), h, w, ld, es, threads, *t);
+  else
+    gt::cpu_transpose_pair(at(got, r0, c0), at(got, c0, r0), h, w, ld, es, threads);
+  if (want != got) {
+    std::size_t i = 0;
+    while (want[i] == got[i]) ++i;
+    FAIL() << "mismatch at element " << i / es << "; reproduce: n=" << n << " a at (" << r0 << ", " << c0 << ") "
+           << h << "x" << w << " es=" << es << " threads=" << threads << " seed=" << seed;
+  }
+}
+
+TEST(CpuTransposePair, OffDiagonalTilesEveryElementSizeAndPath) {
+  struct Case {
+    std::uint64_t n, r0, c0, h, w;
+  };
+  const Case cases[] = {{300, 0, 100, 100, 200}, {300, 7, 150, 129, 150}, {97, 0, 1, 1, 96},   {97, 60, 0, 37, 60},
+                        {64, 0, 32, 32, 32},     {520, 0, 257, 257, 263}, {40, 3, 21, 17, 19}, {2, 0, 1, 1, 1}};
+  std::uint64_t seed = 9000;
+  std::vector<std::string> isas = {"base"};
+  if (gt::cpu::have_avx2()) isas.push_back("avx2");
+  for (std::size_t es : {1, 2, 4, 8, 16})
+    for (const Case& c : cases)
+      for (int threads : {1, 3}) {
+        check_pair(c.n, c.r0, c.c0, c.h, c.w, es, threads, seed++, nullptr);
+        for (const std::string& isa : isas) {
+          gt::cpu::CpuTuning t = gt::cpu::default_tuning(es);
+          t.isa = isa;
+          t.parallel_min_bytes = 0;
+          t.inplace_block = 40;
+          check_pair(c.n, c.r0, c.c0, c.h, c.w, es, threads, seed++, &t);
+        }
+        if (HasFatalFailure()) return;
+      }
+}
+
 TEST(ParallelMemcpy, CopiesEveryByte) {
   for (std::uint64_t n : {std::uint64_t(1), std::uint64_t(4095), std::uint64_t(4097), std::uint64_t(3 << 20) + 7})
     for (int threads : {1, 3, 8}) {

@@ -24,6 +24,9 @@ inline const std::size_t kElemSizes[] = {1, 2, 4, 8, 16};
 
 // Small budgets: a few hundred KiB of matrix becomes dozens of tiles.
 constexpr std::uint64_t kSmallHostMem = 64 << 10;
+// The CPU engine transposes host memory where it lies, with no buffers for
+// a budget to bound: a cap on a tile's elements makes its tiles many.
+constexpr std::uint64_t kSmallTileElems = 256;
 constexpr std::uint64_t kSmallDeviceMem = 256 << 10;
 
 // Where a test matrix lives: ordinary memory, or pinned through alloc_pinned.
@@ -68,6 +71,7 @@ inline RunReport check_transpose(EngineChoice engine, std::size_t es, std::uint6
   o.run.host_mem = kSmallHostMem;
   // A device budget is the GPU's: the CPU engine refuses one (plan.hpp).
   if (engine == EngineChoice::cuda) o.run.device_mem = kSmallDeviceMem;
+  if (engine == EngineChoice::cpu) o.run.tile_elems = kSmallTileElems;
   o.ld_in = pad_in || explicit_ld ? ld_in : 0;
   o.ld_out = pad_out || explicit_ld ? ld_out : 0;
   RunReport r = transpose(in.data(), out.data(), rows, cols, es, o);
@@ -96,6 +100,7 @@ inline RunReport check_inplace(EngineChoice engine, std::size_t es, std::uint64_
   o.run.host_mem = kSmallHostMem;
   // A device budget is the GPU's: the CPU engine refuses one (plan.hpp).
   if (engine == EngineChoice::cuda) o.run.device_mem = kSmallDeviceMem;
+  if (engine == EngineChoice::cpu) o.run.tile_elems = kSmallTileElems;
   o.ld_in = pad ? ld : 0;
   RunReport r = transpose_inplace(a.data(), n, es, o);
 

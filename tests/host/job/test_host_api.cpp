@@ -37,8 +37,10 @@ TEST_P(HostApiCpu, OutOfPlace) {
   EXPECT_EQ(r.input, "host memory (" + std::to_string(es) + "-byte elements, " + to_string(Shape{s.rows, s.cols}) + ")");
   EXPECT_EQ(r.output, "host memory (" + std::to_string(es) + "-byte elements, " + to_string(Shape{s.cols, s.rows}) + ")");
   if (s.rows * s.cols * es >= 64 * 1024) {
-    EXPECT_GE(r.tiles, 4u) << "the small budget should force many tiles";
+    EXPECT_GE(r.tiles, 4u) << "the tile cap should force many tiles";
   }
+  // Host memory both sides: transposed where it lies, no tile buffers.
+  EXPECT_EQ(r.host_buffers, 0u);
 }
 
 TEST_P(HostApiCpu, OutOfPlaceWithWideRows) {
@@ -61,8 +63,10 @@ TEST_P(HostApiCpuInplace, Square) {
   EXPECT_EQ(r.engine, "cpu");
   EXPECT_EQ(r.input, r.output);
   if (n * n * es >= 64 * 1024) {
-    EXPECT_GE(r.tiles, 4u) << "the small budget should force many tile pairs";
+    EXPECT_GE(r.tiles, 4u) << "the tile cap should force many tile pairs";
   }
+  // In host memory: each pair swapped where it lies, no tile buffers.
+  EXPECT_EQ(r.host_buffers, 0u);
 }
 
 TEST_P(HostApiCpuInplace, SquareWithWideRows) {
@@ -122,6 +126,7 @@ TEST(HostApi, ProgressAndCancel) {
   HostOptions o;
   o.engine = EngineChoice::cpu;
   o.run.host_mem = kSmallHostMem;
+  o.run.tile_elems = kSmallTileElems;
   std::uint64_t last = 0, total = 0;
   int calls = 0;
   o.run.progress = [&](std::uint64_t done, std::uint64_t all) {

@@ -48,6 +48,11 @@ struct InplaceJob {
   std::uint64_t block;
   std::atomic<std::uint64_t>* next_row;  // shared by the threads
   byte* stage;                           // 2 * block * block * elem_size bytes
+  // A pair of tiles instead of a square (b non-null): a (n x w) and b
+  // (w x n), rows lda bytes apart and not overlapping, each becoming the
+  // other's transpose.
+  byte* b = nullptr;
+  std::uint64_t w = 0;
 };
 
 // Copies n bytes to dst, the 16-byte-aligned middle with non-temporal

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "engine/cpu/kernels_api.hpp"
 
@@ -282,6 +283,57 @@ inline void stream_row(byte* dst, const byte* src, std::size_t n) {
   stream_copy(dst, src, n);
 }
 
+// Output rows that do not start on a 64-byte line: each row's segments are
+// streamed as whole lines, the bytes of a line not yet complete carried to
+// the row's next segment (64 bytes a row of the column block), so no line is
+// written both by a non-temporal store and an ordinary one. A row's first
+// line, shared with the row before it, and its last line in the region are
+// written with ordinary stores.
+struct LineCarry {
+  byte* data;        // 64 bytes a row
+  unsigned char* k;  // bytes held a row; 255: the row's current line is not all ours
+};
+
+inline void nt_line(byte* dst, const byte* src) {
+#if GT_CPU_AVX2
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + 32), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32)));
+#elif GT_CPU_X86
+  for (int q = 0; q < 64; q += 16) _mm_stream_si128(reinterpret_cast<__m128i*>(dst + q), ld(src + q));
+#else
+  std::memcpy(dst, src, 64);
+#endif
+}
+
+// Row segment `seg` (n bytes) to dst, continuing the row: carry holds the
+// bytes from dst's line start to dst (k of them), or k = 255 where that line
+// began before the region (then written plainly up to the next line).
+inline void stream_carried(byte* dst, const byte* seg, std::size_t n, byte* carry, unsigned char& k) {
+  if (k == 255) {
+    const std::size_t head = std::min<std::size_t>(n, (64 - (reinterpret_cast<std::uintptr_t>(dst) & 63)) & 63);
+    std::memcpy(dst, seg, head);
+    dst += head, seg += head, n -= head;
+    if ((reinterpret_cast<std::uintptr_t>(dst) & 63) != 0) return;  // still inside the shared line
+    k = 0;
+  }
+  if (k + n < 64) {
+    std::memcpy(carry + k, seg, n);
+    k = static_cast<unsigned char>(k + n);
+    return;
+  }
+  byte* line = dst - k;
+  if (k) {
+    const std::size_t first = 64 - k;
+    std::memcpy(carry + k, seg, first);
+    nt_line(line, carry);
+    line += 64, seg += first, n -= first;
+  }
+  const std::size_t body = n & ~std::size_t(63);
+  for (std::size_t q = 0; q < body; q += 64) nt_line(line + q, seg + q);
+  k = static_cast<unsigned char>(n - body);
+  std::memcpy(carry, seg + body, k);
+}
+
 // One thread's share of an out-of-place transpose: column blocks outer, so
 // the thread writes its band of output rows front to back; row blocks inner.
 // Blocks go through an L1 staging copy even without streaming: written
@@ -294,8 +346,17 @@ void region_es(const RegionJob& job) {
   const std::uint64_t BR = t.block_rows, BC = t.block_cols;
   const Region g = job.region;
   byte* stage = job.stage;
+  // Streamed output rows not on 64-byte lines: each row's last line carried
+  // to its next segment (stream_carried). Where a segment streamed its whole
+  // lines and wrote its partial ends plainly, the 2-core EPYC ran 4-5x
+  // slower: f32 12345x6789 197 ms against 48, 13001x20651 618-670 against
+  // 135-143 (docs/PERF.md, "The CPU transposer at odd shapes").
+  const bool carried = job.stream && ((job.ldo & 63) != 0 || (reinterpret_cast<std::uintptr_t>(job.out) & 63) != 0);
+  std::vector<byte> carry_data(carried ? std::size_t(BC) * 64 : 0);
+  std::vector<unsigned char> carry_k(carried ? std::size_t(BC) : 0);
   for (std::uint64_t cb = g.c0; cb < g.c1; cb += BC) {
     const std::size_t bc = std::size_t(std::min(BC, g.c1 - cb));
+    if (carried) std::fill(carry_k.begin(), carry_k.end(), static_cast<unsigned char>(255));
     for (std::uint64_t rb = g.r0; rb < g.r1; rb += BR) {
       const std::size_t br = std::size_t(std::min(BR, g.r1 - rb));
       const byte* src = job.in + rb * job.ldi + cb * ES;
@@ -308,7 +369,15 @@ void region_es(const RegionJob& job) {
         pf.l2 = t.prefetch_l2;
       }
       transpose_block<ES>(src, job.ldi, stage, br * ES, br, bc, pf);
-      if (job.stream)
+      if (carried) {
+        const bool last = rb + br >= g.r1;
+        for (std::size_t c = 0; c < bc; ++c) {
+          byte* d = dst + c * job.ldo;
+          unsigned char& k = carry_k[c];
+          stream_carried(d, stage + c * br * ES, br * ES, carry_data.data() + c * 64, k);
+          if (last && k != 255 && k != 0) std::memcpy(d + br * ES - k, carry_data.data() + c * 64, k);
+        }
+      } else if (job.stream)
         for (std::size_t c = 0; c < bc; ++c) stream_row(dst + c * job.ldo, stage + c * br * ES, br * ES);
       else
         for (std::size_t c = 0; c < bc; ++c) std::memcpy(dst + c * job.ldo, stage + c * br * ES, br * ES);
@@ -320,8 +389,32 @@ void region_es(const RegionJob& job) {
 // In place: block rows of the upper triangle handed out one at a time
 // (early rows hold the most pairs, so dynamic hand-out balances threads).
 // Block (I, J) and block (J, I) are both staged before either is written.
+//
+// A pair of tiles (job.b): every block (I, J) of a against block (J, I) of
+// b, the blocks of a's block row I handed out one at a time.
+template <std::size_t ES>
+void pair_es(const InplaceJob& job) {
+  const std::uint64_t B = job.block, h = job.n, w = job.w, rb = (h + B - 1) / B, cb = (w + B - 1) / B;
+  const std::size_t lda = job.lda;
+  byte* s1 = job.stage;
+  byte* s2 = s1 + B * B * ES;
+  for (std::uint64_t I; (I = job.next_row->fetch_add(1)) < rb;) {
+    const std::size_t hI = std::size_t(std::min(B, h - I * B));
+    for (std::uint64_t J = 0; J < cb; ++J) {
+      const std::size_t wJ = std::size_t(std::min(B, w - J * B));
+      byte* x = job.a + I * B * lda + J * B * ES;  // hI x wJ
+      byte* y = job.b + J * B * lda + I * B * ES;  // wJ x hI
+      transpose_block<ES>(x, lda, s1, hI * ES, hI, wJ);
+      transpose_block<ES>(y, lda, s2, wJ * ES, wJ, hI);
+      for (std::size_t r = 0; r < wJ; ++r) std::memcpy(y + r * lda, s1 + r * hI * ES, hI * ES);
+      for (std::size_t r = 0; r < hI; ++r) std::memcpy(x + r * lda, s2 + r * wJ * ES, wJ * ES);
+    }
+  }
+}
+
 template <std::size_t ES>
 void inplace_es(const InplaceJob& job) {
+  if (job.b) return pair_es<ES>(job);
   const std::uint64_t B = job.block, n = job.n, tb = (n + B - 1) / B;
   const std::size_t lda = job.lda;
   byte* s1 = job.stage;

@@ -168,7 +168,34 @@ void cpu_transpose_inplace_tuned(void* a, std::uint64_t n, std::uint64_t ld, std
   });
 }
 
+void cpu_transpose_pair_tuned(void* a, void* b, std::uint64_t h, std::uint64_t w, std::uint64_t ld, std::size_t es,
+                              int threads, const CpuTuning& t) {
+  check_elem_size(es);
+  if (h == 0 || w == 0) return;
+  check_shape(h, w, ld, ld);
+  check_shape(w, h, ld, ld);
+  const bool avx2 = use_avx2(t);
+  const std::uint64_t k = avx2 ? micro_k_avx2(es) : micro_k_base(es);
+  const std::uint64_t B = std::max<std::uint64_t>(k, t.inplace_block);
+  const std::uint64_t rb = (h + B - 1) / B;
+  int nt = 2 * h * w * es < t.parallel_min_bytes ? 1 : resolve_threads(threads);
+  if (std::uint64_t(nt) > rb) nt = int(rb);
+  std::atomic<std::uint64_t> next_row{0};
+  ThreadPool::shared().run(nt, [&](int) {
+    InplaceJob job{static_cast<byte*>(a), h, std::size_t(ld) * es, B, &next_row, scratch(2 * B * B * es)};
+    job.b = static_cast<byte*>(b);
+    job.w = w;
+    run_inplace(es, job, avx2);
+  });
+}
+
 }  // namespace cpu
+
+void cpu_transpose_pair(void* a, void* b, std::uint64_t h, std::uint64_t w, std::uint64_t ld, std::size_t elem_size,
+                        int threads) {
+  cpu::check_elem_size(elem_size);
+  cpu::cpu_transpose_pair_tuned(a, b, h, w, ld, elem_size, threads, cpu::default_tuning(elem_size));
+}
 
 void cpu_transpose(const void* in, std::uint64_t rows, std::uint64_t cols, std::uint64_t ld_in, void* out,
                    std::uint64_t ld_out, std::size_t elem_size, int threads) {

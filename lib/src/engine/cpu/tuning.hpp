@@ -35,5 +35,7 @@ void cpu_transpose_tuned(const void* in, std::uint64_t rows, std::uint64_t cols,
                          std::uint64_t ld_out, std::size_t elem_size, int threads, const CpuTuning& tuning);
 void cpu_transpose_inplace_tuned(void* a, std::uint64_t n, std::uint64_t ld, std::size_t elem_size, int threads,
                                  const CpuTuning& tuning);
+void cpu_transpose_pair_tuned(void* a, void* b, std::uint64_t h, std::uint64_t w, std::uint64_t ld,
+                              std::size_t elem_size, int threads, const CpuTuning& tuning);
 
 }  // namespace gt::cpu

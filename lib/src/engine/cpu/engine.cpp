@@ -56,32 +56,41 @@ class CpuEngine final : public Engine {
                         const RunOptions& opts) override;
 };
 
-// Host memory both sides (the plan's direct_in and direct_out): each tile
-// transposed from the input straight into the output, in output order.
-RunReport run_direct(const HostView& in, const HostView& out, const RunPlan& plan, const RunOptions& opts) {
+// The direct paths' loop (host memory, no buffers): `count` units in order,
+// each timed as the transpose stage and returning the bytes it moved; cancel
+// checked before each, progress said after.
+template <class F>
+RunReport run_units(const RunPlan& plan, const RunOptions& opts, std::uint64_t count, F&& unit) {
   StageClock clock;
-  const TileGrid& grid = *plan.grid;
-  const std::size_t es = plan.info.elem_size;
   RunReport r = start_report(plan);
   Intervals t_tr;
-  const std::uint64_t total = r.bytes;
   std::uint64_t done = 0;
-  const auto* from = static_cast<const unsigned char*>(in.data);
-  auto* to = static_cast<unsigned char*>(out.data);
-  for (std::uint64_t k = 0; k < grid.count(); ++k) {
+  for (std::uint64_t k = 0; k < count; ++k) {
     check_cancel(opts);
-    const Tile t = grid.tile_output_order(k);
-    clock.timed(t_tr, [&] {
-      cpu_transpose(from + (t.r0 * in.ld + t.c0) * es, t.h, t.w, in.ld, to + (t.c0 * out.ld + t.r0) * es, out.ld, es,
-                    plan.threads);
-    });
-    done += t.elems() * es;
-    if (opts.progress) opts.progress(done, total);
+    std::uint64_t moved = 0;
+    clock.timed(t_tr, [&] { moved = unit(k); });
+    done += moved;
+    if (opts.progress) opts.progress(done, r.bytes);
   }
-  set_stage(r, "transpose", t_tr, total);
+  set_stage(r, "transpose", t_tr, r.bytes);
   r.host_buffers = 0;
   end_report(r, clock.now());
   return r;
+}
+
+// Host memory both sides (the plan's direct_in and direct_out): each tile
+// transposed from the input straight into the output, in output order.
+RunReport run_direct(const HostView& in, const HostView& out, const RunPlan& plan, const RunOptions& opts) {
+  const TileGrid& grid = *plan.grid;
+  const std::size_t es = plan.info.elem_size;
+  const auto* from = static_cast<const unsigned char*>(in.data);
+  auto* to = static_cast<unsigned char*>(out.data);
+  return run_units(plan, opts, grid.count(), [&](std::uint64_t k) {
+    const Tile t = grid.tile_output_order(k);
+    cpu_transpose(from + (t.r0 * in.ld + t.c0) * es, t.h, t.w, in.ld, to + (t.c0 * out.ld + t.r0) * es, out.ld, es,
+                  plan.threads);
+    return t.elems() * es;
+  });
 }
 
 RunReport CpuEngine::run(Source& src, Sink& dst, const RunPlan& plan, const RunOptions& opts) {
@@ -136,31 +145,18 @@ RunReport CpuEngine::run(Source& src, Sink& dst, const RunPlan& plan, const RunO
 // A square in host memory (the plan's direct_in): each pair of tiles
 // swapped where it lies, in the grid's order.
 RunReport run_inplace_direct(const HostView& v, const RunPlan& plan, const RunOptions& opts) {
-  StageClock clock;
   const PairGrid& grid = *plan.pairs;
   const std::size_t es = plan.info.elem_size;
-  RunReport r = start_report(plan);
-  Intervals t_tr;
-  const std::uint64_t total = r.bytes;
-  std::uint64_t done = 0;
   auto* base = static_cast<unsigned char*>(v.data);
   auto at = [&](const Tile& t) { return base + (t.r0 * v.ld + t.c0) * es; };
-  for (std::uint64_t k = 0; k < grid.count(); ++k) {
-    check_cancel(opts);
+  return run_units(plan, opts, grid.count(), [&](std::uint64_t k) {
     const TilePair p = grid.pair(k);
-    clock.timed(t_tr, [&] {
-      if (p.diagonal())
-        cpu_transpose_inplace(at(p.a), p.a.h, v.ld, es, plan.threads);
-      else
-        cpu_transpose_pair(at(p.a), at(p.b), p.a.h, p.a.w, v.ld, es, plan.threads);
-    });
-    done += (p.diagonal() ? 1 : 2) * p.a.elems() * es;
-    if (opts.progress) opts.progress(done, total);
-  }
-  set_stage(r, "transpose", t_tr, total);
-  r.host_buffers = 0;
-  end_report(r, clock.now());
-  return r;
+    if (p.diagonal())
+      cpu_transpose_inplace(at(p.a), p.a.h, v.ld, es, plan.threads);
+    else
+      cpu_transpose_pair(at(p.a), at(p.b), p.a.h, p.a.w, v.ld, es, plan.threads);
+    return (p.diagonal() ? 1 : 2) * p.a.elems() * es;
+  });
 }
 
 RunReport CpuEngine::run_inplace(InplaceMatrix& m, InplaceWriter& writer, const RunPlan& plan,

@@ -9,7 +9,8 @@
 # tests     the whole device suite (log: tests.log)
 # sanitize  compute-sanitizer memcheck and racecheck over Sanitize.* (every kernel x element size, small)
 # host      every other test (host units, CLI end to end, CLI with --engine cuda on this GPU)
-# cpubench  gtranspose --bench --engine cpu on the 1 GiB shapes, all cores (issue 3's target)
+# cpubench  gtranspose --bench --engine cpu on the 1 GiB shapes and their odd neighbours, all cores
+#           (memcpy, cpu-blocked, cpu-inplace through the host API)
 # bench     gtranspose --bench --kernel all, its default aligned and odd ~1 GiB shapes, one JSON per dtype;
 #           then inplace-rect on 2:1 and 1:2 rectangles and an odd one (c = 1), one JSON each
 # shapes    gtranspose --bench --random-shapes N (GT_SHAPES_N, default 200; seed GT_SHAPES_SEED, 1):
@@ -214,18 +215,27 @@ SHAPES="i8:16384x65536 f16:16384x32768 f32:16384x16384 f64:16384x8192 c128:16384
 if has_step cpubench; then
   if [ -x "$CLI" ]; then
     : >"$OUT/cpubench.log"
+    # Each size's aligned 1 GiB shape and its odd neighbour (a row fewer, a
+    # column more: rows off 64-byte lines, and in place the gcd decomposition).
     for spec in $SHAPES; do
       dt=${spec%%:*}
       shape=${spec#*:}
-      if "$CLI" --bench --engine cpu --dtype "$dt" --shape "$shape" --reps 10 --warmup 2 \
-          --json "$OUT/cpubench-$dt.json" >>"$OUT/cpubench.log" 2>&1; then
-        # The % column stands just before "verified" (the config column may hold two words).
-        pct=$(grep -E '^ *cpu-blocked' "$OUT/cpubench.log" | tail -1 |
-              awk '{for (i = NF; i > 1; i--) if ($i == "yes" || $i == "no") { print $(i - 1); exit }}')
-        record "cpu-$dt" ok "$shape: cpu-blocked ${pct:-?}% of memcpy ($(nproc) threads)"
-      else
-        record "cpu-$dt" FAIL "$shape: see cpubench.log"
-      fi
+      r=${shape%x*}
+      c=${shape#*x}
+      for sh in "$shape" "$((r - 1))x$((c + 1))"; do
+        tag=$([ "$sh" = "$shape" ] && echo aligned || echo odd)
+        if "$CLI" --bench --engine cpu --dtype "$dt" --shape "$sh" --reps 5 --warmup 1 \
+            --json "$OUT/cpubench-$dt-$tag.json" >>"$OUT/cpubench.log" 2>&1; then
+          # The % column stands just before "verified" (the config column may hold two words).
+          pct_of() {
+            grep -E "^ *$1 " "$OUT/cpubench.log" | tail -1 |
+              awk '{for (i = NF; i > 1; i--) if ($i == "yes" || $i == "no") { print $(i - 1); exit }}'
+          }
+          record "cpu-$dt-$tag" ok "$sh: cpu-blocked $(pct_of cpu-blocked)%, cpu-inplace $(pct_of cpu-inplace)% of memcpy ($(nproc) threads)"
+        else
+          record "cpu-$dt-$tag" FAIL "$sh: see cpubench.log"
+        fi
+      done
     done
   else
     record cpubench skipped "no $CLI"

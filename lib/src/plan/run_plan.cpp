@@ -1,5 +1,6 @@
 // The run plan (plan.hpp): every default, cap and fit check of a run.
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -362,6 +363,15 @@ void set_pairs(RunPlan& p, const PlanRequest& req, PairGrid g) {
 
 // --- the CPU engine: a reader, the transposer's threads, a writer ---------------
 
+// The CPU engine's tiles on host memory (no buffers): 256 MiB, or the
+// caller's tile of elements (bytes saturating: tile_capacity takes the
+// smaller of the two).
+std::uint64_t direct_tile_bytes(const PlanRequest& req, std::size_t es) {
+  if (!req.tile_elems) return kMaxTileBytes;
+  return req.tile_elems > std::numeric_limits<std::uint64_t>::max() / es ? std::numeric_limits<std::uint64_t>::max()
+                                                                         : req.tile_elems * es;
+}
+
 RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& b) {
   RunPlan p = base_plan(req, caps, b);
   const std::size_t es = req.info.elem_size;
@@ -370,11 +380,11 @@ RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& 
     // Host memory to host memory: the transposer reads the input and writes
     // the output where they lie, a tile at a time (the tiles only pace
     // progress and cancelling); staged through tile buffers, each element
-    // was copied twice more (docs/PERF.md, "The CPU engine from and to host
-    // memory": f32 12345x6789 on 2 cores 147-161 ms staged against 45-52
-    // direct).
+    // was copied twice more (docs/PERF.md, session of 2026-12-07, "The CPU
+    // engine on host memory": f32 12345x6789 on 2 cores 147-161 ms staged
+    // against 45-52 direct).
     p.direct_in = p.direct_out = true;
-    p.tile_bytes = req.tile_elems ? req.tile_elems * es : kMaxTileBytes;
+    p.tile_bytes = direct_tile_bytes(req, es);
     p.grid.emplace(GridRequest{req.info.shape, es, p.tile_bytes, req.preferred_block, req.tile_elems});
     p.tile = {p.grid->tile_h(), p.grid->tile_w()};
     p.tiles = p.grid->count();
@@ -406,9 +416,9 @@ RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& 
     // A square in host memory: each pair of tiles swapped where it lies
     // (cpu_transpose_pair, cpu_transpose_inplace on the diagonal), no tile
     // buffers; the tiles only pace progress and cancelling (docs/PERF.md,
-    // "The CPU engine from and to host memory").
+    // session of 2026-12-07: f32 16384^2 337-370 ms staged against 81-86).
     p.direct_in = p.direct_out = true;
-    p.tile_bytes = req.tile_elems ? req.tile_elems * es : kMaxTileBytes;
+    p.tile_bytes = direct_tile_bytes(req, es);
     set_pairs(p, req, pair_grid(req, p.tile_bytes));
     p.slots = 0;
     p.slot_bytes = 0;

@@ -293,6 +293,51 @@ TEST(RunPlan, CpuEngineHasNoCopyTeams) {
   EXPECT_EQ(p.write_team, 1);
 }
 
+// Host memory both sides (and a square in place in it, unjournaled): the
+// CPU engine transposes where the data lies, so no buffers and no budget
+// bounds its tiles; one side in a file keeps the staged plan.
+TEST(RunPlan, CpuOnHostMemoryIsDirect) {
+  PlanRequest r = request(RunMode::out_of_place, {65536, 65536}, 4, 64 << 10);
+  r.in = side(true, true);
+  r.out = side(true, true);
+  RunPlan p = plan_run(r, cpu_caps());
+  EXPECT_TRUE(p.direct_in && p.direct_out);
+  EXPECT_EQ(p.host_bytes, 0u);
+  EXPECT_EQ(p.slots, 0);
+  EXPECT_EQ(p.tile_bytes, kMaxTileBytes);
+  EXPECT_EQ(p.tile.rows * p.tile.cols * 4, kMaxTileBytes);
+  expect_within_budgets(p, "direct, 64 KiB budget");
+  EXPECT_EQ(summarize_plan(p).staging, "none: the CPU transposes host memory where it lies");
+  // The caller's tile, however large, without overflow.
+  r.tile_elems = ~std::uint64_t(0) / 2;
+  p = plan_run(r, cpu_caps());
+  EXPECT_EQ(p.tile.rows * p.tile.cols, std::uint64_t(65536) * 65536);
+  r.tile_elems = 4096;
+  p = plan_run(r, cpu_caps());
+  EXPECT_EQ(p.tile.rows * p.tile.cols, 4096u);
+  // One side not in memory: staged as before.
+  r.tile_elems = 0;
+  r.out = side(true);
+  r.host_mem = 64 * MiB;
+  p = plan_run(r, cpu_caps());
+  EXPECT_FALSE(p.direct_in || p.direct_out);
+  EXPECT_GT(p.host_bytes, 0u);
+  // In place in memory: direct; journaled (a file): staged.
+  PlanRequest q = request(RunMode::in_place, {20000, 20000}, 4, 64 << 10);
+  q.in = side(true, true);
+  p = plan_run(q, cpu_caps());
+  EXPECT_TRUE(p.direct_in);
+  EXPECT_EQ(p.host_bytes, 0u);
+  EXPECT_EQ(p.tile.rows * p.tile.rows * 4, kMaxTileBytes);
+  q.in = side(true);
+  q.host_mem = 64 * MiB;
+  q.ordered_writes = true;
+  q.kept_batches = 1;
+  p = plan_run(q, cpu_caps());
+  EXPECT_FALSE(p.direct_in);
+  EXPECT_GT(p.host_bytes, 0u);
+}
+
 TEST(RunPlan, PrefaultThreads) {
   // One thread per 16 MiB at most, never more than the cores, at least one.
   EXPECT_EQ(plan_prefault_threads(0, 16), 1);

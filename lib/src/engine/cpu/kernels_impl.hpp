@@ -350,7 +350,7 @@ void region_es(const RegionJob& job) {
   // to its next segment (stream_carried). Where a segment streamed its whole
   // lines and wrote its partial ends plainly, the 2-core EPYC ran 4-5x
   // slower: f32 12345x6789 197 ms against 48, 13001x20651 618-670 against
-  // 135-143 (docs/PERF.md, "The CPU transposer at odd shapes").
+  // 135-143 (docs/PERF.md, session of 2026-12-07, "The transposer's streamed stores at odd shapes").
   const bool carried = job.stream && ((job.ldo & 63) != 0 || (reinterpret_cast<std::uintptr_t>(job.out) & 63) != 0);
   std::vector<byte> carry_data(carried ? std::size_t(BC) * 64 : 0);
   std::vector<unsigned char> carry_k(carried ? std::size_t(BC) : 0);

@@ -189,19 +189,15 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
 
   // Step 2: each row copied whole to the thread's scratch (a stream), then
   // gathered back from there in cache (docs/PERF.md: 0.21 -> 0.17 s at f32
-  // 13001x20651 against gathering from the row and copying back).
+  // 13001x20651 against gathering from the row and copying back; the
+  // gather's four index streams are shuffle_row's).
   step("shuffle rows", [&] {
     pool.run(threads, [&](int w) {
       E* tmp = scratch[std::size_t(w)].get();
       for (u64 i = u64(w); i < m; i += u64(threads)) {
         E* row = d + i * n;
         std::memcpy(tmp, row, std::size_t(n) * S);
-        if (mp.c == 1) {
-          rect::CoprimeShuffleIterT<u64> it(mp, i, 0, 1);
-          for (u64 j = 0; j < n; ++j, it.advance(mp)) row[j] = tmp[it.value(mp)];
-        } else {
-          shuffle_row(mp, i, tmp, row);
-        }
+        shuffle_row(mp, i, tmp, row);
       }
     });
   });

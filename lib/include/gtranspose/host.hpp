@@ -9,7 +9,9 @@
 // Memory registered with cudaHostRegister or allocated by cudaMallocHost goes
 // to and from the GPU by DMA directly; pageable memory is staged through the
 // engine's pinned buffers by several threads, so it does not fall to the
-// pageable copy rate. Throws gt::Error like every other entry point.
+// pageable copy rate. On the CPU engine the arrays are transposed where they
+// lie, with no buffers (in place: each pair of tiles swapped in the array).
+// Throws gt::Error like every other entry point.
 //
 // The free functions make an engine for each call, so each call pins its
 // staging anew. A program that transposes many times keeps a Transposer,

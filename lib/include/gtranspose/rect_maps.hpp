@@ -92,8 +92,12 @@ inline Maps make_maps(u64 m, u64 n) {
 
 // The maps written directly, as inplace/general.cpp has them.
 GT_RECT_HD u64 rotation_col(const Maps& p, u64 j) { return (j / p.b) % p.m; }
+// (i mod m) * (n mod m) fits 64 bits where m <= 2^32: no 128-bit division
+// (the host's cycle walk of step 3 calls this once a row per thread).
 GT_RECT_HD u64 permuted_row(const Maps& p, u64 i) {
-  return (mulmod(i % p.m, p.n_mod_m, p.m) + p.m - (i / p.a) % p.m) % p.m;
+  const u64 im = i % p.m;
+  const u64 pm = p.m <= (u64(1) << 32) ? im * p.n_mod_m % p.m : mulmod(im, p.n_mod_m, p.m);
+  return (pm + p.m - (i / p.a) % p.m) % p.m;
 }
 GT_RECT_HD u64 shuffle(const Maps& p, u64 i, u64 j) {
   u64 f = j + i * (p.n - 1);  // only f mod n matters below: wrap-around is harmless

@@ -79,11 +79,9 @@ BenchResult run_cpu_bench(const BenchOptions& opts) {
     const double tc = time_once([&] { parallel_memcpy(out.data(), in.data(), bytes, threads); });
     // `out` now holds the pattern: transpose it in place.
     const double ti = time_once([&] { inplace_report = transpose_inplace(out.data(), R, C, es, inplace_opts); });
-    if (i + 1 == opts.warmup + opts.reps) {
-      // The last in-place result: element (c, r) of the C x R matrix must be pattern(r, c).
-      const bench::HostCheck ic = bench::check_transposed_pattern(out.data(), shape, es, opts.seed, threads);
-      inplace_check = ic;
-    }
+    // The last in-place result: element (c, r) of the C x R matrix must be pattern(r, c).
+    if (i + 1 == opts.warmup + opts.reps)
+      inplace_check = bench::check_transposed_pattern(out.data(), shape, es, opts.seed, threads);
     bench::poison(out.data(), bytes, threads);
     const double tt = time_once([&] { cpu_transpose(in.data(), R, C, C, out.data(), R, es, threads); });
     if (i >= opts.warmup) {
@@ -121,27 +119,22 @@ BenchResult run_cpu_bench(const BenchOptions& opts) {
   copy.status = copy_ok ? RowStatus::ok : RowStatus::failed;
   if (!copy_ok) copy.note = "copy differs from its input";
   copy.pct_of_copy = 100.0;
-  BenchRow tr = row("cpu-blocked", t_tr);
+  // A transpose's row: its check against the pattern, its share of the copy.
+  auto transpose_row = [&](const char* name, const std::vector<double>& t, const bench::HostCheck& c) {
+    BenchRow b = row(name, t);
+    b.verified = c.mismatches == 0;
+    b.status = b.verified ? RowStatus::ok : RowStatus::failed;
+    if (!b.verified)
+      b.note = std::to_string(c.mismatches) + " wrong elements, first at input (" + std::to_string(c.first / C) + ", " +
+               std::to_string(c.first % C) + ")";
+    b.pct_of_copy = copy.gbps > 0 ? 100.0 * b.gbps / copy.gbps : 0;
+    return b;
+  };
+  BenchRow tr = transpose_row("cpu-blocked", t_tr, check);
   const cpu::CpuTuning tuning = cpu::default_tuning(es);
   tr.config = tuning.isa + " " + std::to_string(tuning.block_rows) + "x" + std::to_string(tuning.block_cols);
-  tr.verified = check.mismatches == 0;
-  tr.status = tr.verified ? RowStatus::ok : RowStatus::failed;
-  if (!tr.verified) {
-    const std::uint64_t f = check.first;
-    tr.note = std::to_string(check.mismatches) + " wrong elements, first at input (" + std::to_string(f / C) + ", " +
-              std::to_string(f % C) + ")";
-  }
-  tr.pct_of_copy = copy.gbps > 0 ? 100.0 * tr.gbps / copy.gbps : 0;
-  BenchRow ip = row("cpu-inplace", t_ip);
+  BenchRow ip = transpose_row("cpu-inplace", t_ip, inplace_check);
   ip.config = inplace_report.kernel;
-  ip.verified = inplace_check.mismatches == 0;
-  ip.status = ip.verified ? RowStatus::ok : RowStatus::failed;
-  if (!ip.verified) {
-    const std::uint64_t f = inplace_check.first;
-    ip.note = std::to_string(inplace_check.mismatches) + " wrong elements, first at input (" + std::to_string(f / C) +
-              ", " + std::to_string(f % C) + ")";
-  }
-  ip.pct_of_copy = copy.gbps > 0 ? 100.0 * ip.gbps / copy.gbps : 0;
   res.rows.push_back(copy);
   res.rows.push_back(tr);
   res.rows.push_back(ip);

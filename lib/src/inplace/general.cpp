@@ -88,22 +88,10 @@ void rotate_band(E* d, u64 m, u64 n, u64 j0, u64 w, const u64* shift, E* tmp, u6
   }
 }
 
-// Step 3's row map P (rect::permuted_row) without a 128-bit division where
-// i * (n mod m) fits 64 bits.
-struct RowMap {
-  const Maps& mp;
-  bool narrow;
-  explicit RowMap(const Maps& p) : mp(p), narrow(p.m <= (u64(1) << 32)) {}
-  u64 operator()(u64 i) const {
-    if (!narrow) return rect::permuted_row(mp, i);
-    const u64 pm = i * mp.n_mod_m % mp.m, iq = i / mp.a;  // iq < c <= m
-    return pm >= iq ? pm - iq : pm + mp.m - iq;
-  }
-};
-
 // The first row of each cycle of P, as bits: the threads then follow every
 // cycle from its leader, each on its own columns.
-std::vector<u64> cycle_leaders(const RowMap& p, u64 m) {
+std::vector<u64> cycle_leaders(const Maps& mp) {
+  const u64 m = mp.m;
   const std::size_t words = std::size_t((m + 63) / 64);
   std::vector<u64> seen(words, 0), lead(words, 0);
   for (u64 i = 0; i < m; ++i) {
@@ -112,7 +100,7 @@ std::vector<u64> cycle_leaders(const RowMap& p, u64 m) {
     u64 x = i;
     do {
       seen[x / 64] |= u64(1) << (x % 64);
-      x = p(x);
+      x = rect::permuted_row(mp, x);
     } while (x != i);
   }
   return lead;
@@ -138,19 +126,26 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
     stages.push_back({name, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), m * n * S});
   };
 
-  // A column rotation in bands of `band` columns, shift_of(j) the rows column
-  // j moves up (below m).
-  auto rotate = [&](auto shift_of) {
+  // The column steps: bands of `band` columns dealt round the threads,
+  // fn(tmp, j0, width, shift) for each (tmp: the thread's scratch; shift,
+  // delta, off: `band` entries of its own).
+  auto each_band = [&](auto fn) {
     const u64 bands = (n + band - 1) / band;
     pool.run(threads, [&](int w) {
       E* tmp = scratch[std::size_t(w)].get();
       std::vector<u64> shift(static_cast<std::size_t>(band)), delta(static_cast<std::size_t>(band));
       std::vector<std::int64_t> off(static_cast<std::size_t>(band));
       for (u64 q = u64(w); q < bands; q += u64(threads)) {
-        const u64 j0 = q * band, wdt = std::min(n, j0 + band) - j0;
-        for (u64 jj = 0; jj < wdt; ++jj) shift[std::size_t(jj)] = shift_of(j0 + jj);
-        rotate_band(d, m, n, j0, wdt, shift.data(), tmp, delta.data(), off.data());
+        const u64 j0 = q * band;
+        fn(tmp, j0, std::min(n, j0 + band) - j0, shift.data(), delta.data(), off.data());
       }
+    });
+  };
+  // A column rotation, shift_of(j) the rows column j moves up (below m).
+  auto rotate = [&](auto shift_of) {
+    each_band([&](E* tmp, u64 j0, u64 wdt, u64* shift, u64* delta, std::int64_t* off) {
+      for (u64 jj = 0; jj < wdt; ++jj) shift[jj] = shift_of(j0 + jj);
+      rotate_band(d, m, n, j0, wdt, shift, tmp, delta, off);
     });
   };
 
@@ -161,9 +156,9 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
   // the c - 1 rows past its run (the next run's first, or the matrix's first
   // past the last row) are saved before any thread writes.
   if (mp.c > 1) {
-    const u64 halo = mp.c - 1;
     if (run.stream_rotation) {
       step("rotate columns", [&] {
+        const u64 halo = mp.c - 1;
         auto run_of = [&](int w) { return std::pair<u64, u64>{m * u64(w) / u64(threads), m * u64(w + 1) / u64(threads)}; };
         pool.run(threads, [&](int w) {
           const u64 end = run_of(w).second;
@@ -205,15 +200,9 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
   if (!run.permute_rows) {
     // Step 3 in one pass: bands of columns gathered down the rows.
     step("shuffle columns", [&] {
-      const u64 bands = (n + band - 1) / band;
-      pool.run(threads, [&](int w) {
-        E* tmp = scratch[std::size_t(w)].get();
-        std::vector<u64> shift(static_cast<std::size_t>(band));
-        for (u64 q = u64(w); q < bands; q += u64(threads)) {
-          const u64 j0 = q * band, wdt = std::min(n, j0 + band) - j0;
-          gather_columns(mp, false, j0, wdt, d + j0, n, tmp, wdt, shift.data());
-          for (u64 i = 0; i < m; ++i) std::memcpy(d + i * n + j0, tmp + i * wdt, std::size_t(wdt) * S);
-        }
+      each_band([&](E* tmp, u64 j0, u64 wdt, u64* shift, u64*, std::int64_t*) {
+        gather_columns(mp, false, j0, wdt, d + j0, n, tmp, wdt, shift);
+        for (u64 i = 0; i < m; ++i) std::memcpy(d + i * n + j0, tmp + i * wdt, std::size_t(wdt) * S);
       });
     });
     return stages;
@@ -223,8 +212,7 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
   // following every cycle of P on its own stripe of columns.
   step("skew columns", [&] { rotate([&](u64 j) { return j % m; }); });
   step("permute rows", [&] {
-    const RowMap p(mp);
-    const std::vector<u64> lead = cycle_leaders(p, m);
+    const std::vector<u64> lead = cycle_leaders(mp);
     const int stripes = int(std::min<u64>(u64(threads), std::max<u64>(1, n * S / 256)));
     pool.run(stripes, [&](int w) {
       const u64 c0 = n * u64(w) / u64(stripes), c1 = n * u64(w + 1) / u64(stripes);
@@ -235,7 +223,7 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
         std::memcpy(tmp, d + i * n + c0, bytes);
         u64 cur = i;
         for (;;) {
-          const u64 s = p(cur);
+          const u64 s = rect::permuted_row(mp, cur);
           if (s == i) break;
           std::memcpy(d + cur * n + c0, d + s * n + c0, bytes);
           cur = s;

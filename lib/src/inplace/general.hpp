@@ -10,8 +10,9 @@
 // Step 1 streams down runs of whole rows where c - 1 rows fit a thread's
 // scratch; otherwise, and for step 3's skew, the rotations move bands of
 // columns through a thread's scratch, reading each row's piece of the band
-// whole. The row steps move whole rows or stripes of them. The scratch is one row or a band of columns per thread,
-// and two bits a row for P's cycles, never the matrix.
+// whole. The row steps move whole rows or stripes of them. The scratch is
+// one row or a band of columns per thread, and two bits a row for P's
+// cycles, never the matrix.
 //
 // Memory only: a file's general shape runs the same steps out of core, in
 // bands, each journaled (inplace/bands.hpp, journal_bands.cpp).

@@ -162,8 +162,7 @@ RunReport run_inplace_direct(const HostView& v, const RunPlan& plan, const RunOp
 RunReport CpuEngine::run_inplace(InplaceMatrix& m, InplaceWriter& writer, const RunPlan& plan,
                                  const RunOptions& opts) {
   if (plan.direct_in) {
-    if (!m.host_view() || writer.wants_source_sums())
-      throw Error(ErrorKind::internal, "cpu engine: a direct plan for a matrix not in host memory, or journaled");
+    if (!m.host_view()) throw Error(ErrorKind::internal, "cpu engine: a direct plan for a matrix not in host memory");
     return run_inplace_direct(*m.host_view(), plan, opts);
   }
   StageClock clock;

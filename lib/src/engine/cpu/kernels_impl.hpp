@@ -289,11 +289,6 @@ inline void stream_row(byte* dst, const byte* src, std::size_t n) {
 // written both by a non-temporal store and an ordinary one. A row's first
 // line, shared with the row before it, and its last line in the region are
 // written with ordinary stores.
-struct LineCarry {
-  byte* data;        // 64 bytes a row
-  unsigned char* k;  // bytes held a row; 255: the row's current line is not all ours
-};
-
 inline void nt_line(byte* dst, const byte* src) {
 #if GT_CPU_AVX2
   _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));

@@ -150,22 +150,37 @@ void cpu_transpose_tuned(const void* in, std::uint64_t R, std::uint64_t C, std::
   });
 }
 
+namespace {
+
+// In place, a square (b null) or a pair of tiles (a h x w, b w x h): blocks
+// of the in-place block size, their block rows of `a` handed out to the
+// threads as they ask.
+void run_inplace_blocks(void* a, void* b, std::uint64_t h, std::uint64_t w, std::uint64_t ld, std::size_t es,
+                        int threads, const CpuTuning& t) {
+  const bool avx2 = use_avx2(t);
+  const std::uint64_t k = avx2 ? micro_k_avx2(es) : micro_k_base(es);
+  const std::uint64_t B = std::max<std::uint64_t>(k, t.inplace_block);
+  const std::uint64_t rows_of_blocks = (h + B - 1) / B;
+  const std::uint64_t moved = (b ? 2 : 1) * h * w * es;
+  int nt = moved < t.parallel_min_bytes ? 1 : resolve_threads(threads);
+  if (std::uint64_t(nt) > rows_of_blocks) nt = int(rows_of_blocks);
+  std::atomic<std::uint64_t> next_row{0};
+  ThreadPool::shared().run(nt, [&](int) {
+    InplaceJob job{static_cast<byte*>(a), h, std::size_t(ld) * es, B, &next_row, scratch(2 * B * B * es)};
+    job.b = static_cast<byte*>(b);
+    job.w = w;
+    run_inplace(es, job, avx2);
+  });
+}
+
+}  // namespace
+
 void cpu_transpose_inplace_tuned(void* a, std::uint64_t n, std::uint64_t ld, std::size_t es, int threads,
                                  const CpuTuning& t) {
   check_elem_size(es);
   if (n == 0) return;
   check_shape(n, n, ld, ld);
-  const bool avx2 = use_avx2(t);
-  const std::uint64_t k = avx2 ? micro_k_avx2(es) : micro_k_base(es);
-  const std::uint64_t B = std::max<std::uint64_t>(k, t.inplace_block);
-  const std::uint64_t tb = (n + B - 1) / B;
-  int nt = n * n * es < t.parallel_min_bytes ? 1 : resolve_threads(threads);
-  if (std::uint64_t(nt) > tb) nt = int(tb);
-  std::atomic<std::uint64_t> next_row{0};
-  ThreadPool::shared().run(nt, [&](int) {
-    InplaceJob job{static_cast<byte*>(a), n, std::size_t(ld) * es, B, &next_row, scratch(2 * B * B * es)};
-    run_inplace(es, job, avx2);
-  });
+  run_inplace_blocks(a, nullptr, n, n, ld, es, threads, t);
 }
 
 void cpu_transpose_pair_tuned(void* a, void* b, std::uint64_t h, std::uint64_t w, std::uint64_t ld, std::size_t es,
@@ -174,19 +189,7 @@ void cpu_transpose_pair_tuned(void* a, void* b, std::uint64_t h, std::uint64_t w
   if (h == 0 || w == 0) return;
   check_shape(h, w, ld, ld);
   check_shape(w, h, ld, ld);
-  const bool avx2 = use_avx2(t);
-  const std::uint64_t k = avx2 ? micro_k_avx2(es) : micro_k_base(es);
-  const std::uint64_t B = std::max<std::uint64_t>(k, t.inplace_block);
-  const std::uint64_t rb = (h + B - 1) / B;
-  int nt = 2 * h * w * es < t.parallel_min_bytes ? 1 : resolve_threads(threads);
-  if (std::uint64_t(nt) > rb) nt = int(rb);
-  std::atomic<std::uint64_t> next_row{0};
-  ThreadPool::shared().run(nt, [&](int) {
-    InplaceJob job{static_cast<byte*>(a), h, std::size_t(ld) * es, B, &next_row, scratch(2 * B * B * es)};
-    job.b = static_cast<byte*>(b);
-    job.w = w;
-    run_inplace(es, job, avx2);
-  });
+  run_inplace_blocks(a, b, h, w, ld, es, threads, t);
 }
 
 }  // namespace cpu

@@ -52,6 +52,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "detail/common.cuh"
@@ -239,6 +240,7 @@ struct BandArgs {
   u64 pinv = 0;          // part_inverse(part), for the rotation's part_rank (src < 16 kCap, part <= kCap: src * part < 2^38)
   u64 nbands = 0;
   unsigned long long* counter = nullptr;  // the bands' counter (Taker): clusters only
+  u32 stride = 1;        // elements per band row in shared memory: W, or W + 16 / S for word loads (load_band_words)
 };
 
 // Which rows a band step gathers: step 1 (rotation) or step 3 (permutation).
@@ -364,9 +366,57 @@ __global__ void __launch_bounds__(kThreads, 2) rotate_kernel(E* d, BandArgs g) {
 // cluster holds rows. The cluster waits once per band, for every block to
 // have loaded it before any writes into it.
 template <class E>
-__device__ __forceinline__ u32* band_table(E* s, u32 part, u32 W) {
-  const std::size_t off = (std::size_t(part) * W * sizeof(E) + 15) & ~std::size_t(15);
+__device__ __forceinline__ u32* band_table(E* s, u32 part, u32 stride) {
+  const std::size_t off = (std::size_t(part) * stride * sizeof(E) + 15) & ~std::size_t(15);
   return reinterpret_cast<u32*>(reinterpret_cast<unsigned char*>(s) + off);
+}
+
+// Word loads for 1- and 2-byte elements (kWideBandBytes a row): a band row
+// is read as the aligned 16-byte words that cover it, by cp.async, and kept
+// with its misalignment: local row r's element tj at s[r * (W + P) +
+// word_lead(r) + tj], P = 16 / S, word_lead(r) its first element's place in
+// its word. One element a load (load_band) held 16 KiB in flight an SM for
+// bytes, a warp's load 32 bytes of a row. The words at the matrix's two ends
+// that reach past it are copied element by element.
+constexpr u64 kWideBandBytes = 64;
+template <class E>
+struct WordLead {
+  static constexpr u32 P = 16 / sizeof(E);
+  u32 base, nP, j0;  // d's place in its word, n mod P, the band's first column mod P
+  __device__ WordLead(const E* d, u64 n, u64 j0_) {
+    base = u32(reinterpret_cast<std::uintptr_t>(d) / sizeof(E)) & (P - 1);
+    nP = u32(n) & (P - 1);
+    j0 = u32(j0_) & (P - 1);
+  }
+  // Where row i's band starts in its word.
+  __device__ u32 operator()(u32 i) const { return (base + i * nP + j0) & (P - 1); }
+};
+
+template <class E>
+__device__ __forceinline__ void load_band_words(E* s, const E* d, u64 m, u64 n, u64 j0, u32 row0, u32 count,
+                                                u32 stride) {
+  constexpr u32 P = 16 / sizeof(E);
+  constexpr u32 Q = u32(kWideBandBytes / 16) + 1;  // words a band row can touch
+  const u32 W = u32(kWideBandBytes / sizeof(E));
+  const u32 wv = u32(min(u64(W), n - j0));  // the band's columns inside the matrix
+  const WordLead<E> lead(d, n, j0);
+  const E* hi = d + m * n;
+  for (u32 f = threadIdx.x; f < count * Q; f += kThreads) {
+    const u32 r = f / Q, q = f - r * Q;
+    const u32 off = lead(row0 + r);
+    if (q * P >= off + wv) continue;
+    // The word's first element (before d only for row 0's first word).
+    const std::intptr_t at = std::intptr_t(u64(row0 + r) * n + j0) - std::intptr_t(off) + std::intptr_t(q * P);
+    E* to = s + r * stride + q * P;
+    if (at >= 0 && d + at + P <= hi) {
+      async_copy16(to, d + at);
+    } else {
+#pragma unroll
+      for (u32 e = 0; e < P; ++e)
+        if (at + std::intptr_t(e) >= 0 && d + at + e < hi) to[e] = d[at + e];
+    }
+  }
+  async_wait();
 }
 
 // Its band loads are twice as deep as the other loops' for elements of up
@@ -379,12 +429,12 @@ constexpr int scatter_load_unroll() {
   return S <= 4 ? 2 * unroll_of<S>() : unroll_of<S>();
 }
 
-template <class E, bool kCluster>
+template <class E, bool kCluster, bool kWords>
 __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, const u32* __restrict__ rinv) {
   constexpr int U = unroll_of<sizeof(E)>(), LU = scatter_load_unroll<sizeof(E)>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   E* s = reinterpret_cast<E*>(smem_raw);
-  u32* table = band_table(s, g.part, g.width);
+  u32* table = band_table(s, g.part, g.stride);
   const Place<kCluster> at;
   const BandThread<kCluster> th(at, g);
   const u32 m = g.mp32.m, W = g.width;
@@ -399,7 +449,11 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
     taker.take(turn);
     const u64 j0 = band << g.wshift, j = j0 + th.tj;
     const bool live = j < n;
-    if (live) load_band<LU>(s, d, n, j, th, W);
+    if constexpr (kWords) {
+      if constexpr (sizeof(E) <= 2) load_band_words(s, d, g.mp.m, n, j0, th.row0, th.count, g.stride);
+    } else if (live) {
+      load_band<LU>(s, d, n, j, th, W);
+    }
     if (th.count) {
       // t of diagonal x: (row0 - (j0 + W - 1) + x) mod m.
       const u32 t0 = u32((u64(th.row0) + m - (j0 + W - 1) % m) % m);
@@ -409,6 +463,7 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
     const u64 next = taker.next(band, turn);
     if (live && th.count) {
       E* col = d + j;
+      const WordLead<E> lead(d, n, j0);
       for (u32 x0 = th.ti; x0 < diagonals; x0 += U * th.rstep) {
         E v[U];
         u32 to[U];
@@ -419,7 +474,8 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
           ok[u] = x + th.tj >= W - 1 && x + th.tj - (W - 1) < th.count;
           if (ok[u]) {
             to[u] = table[x];
-            v[u] = s[(x + th.tj - (W - 1)) * W + th.tj];
+            const u32 r = x + th.tj - (W - 1);
+            v[u] = kWords ? s[r * g.stride + lead(th.row0 + r) + th.tj] : s[r * W + th.tj];
           }
         }
 #pragma unroll
@@ -626,7 +682,12 @@ constexpr std::size_t span_bytes(u64 elems, std::size_t S) { return std::size_t(
 // Step 2 on chip: a block holds `group` whole rows, or a cluster one row.
 // It: the walk along a row, rect::ShuffleIterT, or where the sides are
 // coprime rect::CoprimeShuffleIterT (two instructions a step).
-template <class E, bool kCluster, class It>
+// kPacked (coprime sides, elements of up to 4 bytes, a block's own rows):
+// each thread gathers the 16 / S elements of a whole aligned 16-byte word of
+// its row and stores them at once (one store a word instead of one an
+// element, a warp's store 512 bytes instead of 32 for bytes); the row's
+// ragged ends go element by element.
+template <class E, bool kCluster, class It, bool kPacked>
 __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
   constexpr int U = unroll_of<sizeof(E)>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -678,21 +739,56 @@ __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
       next = taker.next(grp, turn);
       // tpr threads per row, each walking every tpr-th element of it.
       const unsigned lane = threadIdx.x & (g.tpr - 1), slots = kThreads >> g.tshift;
-      for (u32 rr = threadIdx.x >> g.tshift; rr < rows; rr += slots) {
-        It it(g.mp, i0 + rr, lane, g.tpr);
-        E* row = base + u64(rr) * n;
-        const E* srow = s + lead + rr * n;
-        for (u32 j0 = lane; j0 < n; j0 += U * g.tpr) {
-          E v[U];
+      if constexpr (kPacked) {
+        constexpr u32 P = 16 / sizeof(E);
+        const u32 k = g.mp32.k;  // c = 1: shuffle(i, j) = k (j - i) mod n, so a step of one column adds k
+        for (u32 rr = threadIdx.x >> g.tshift; rr < rows; rr += slots) {
+          E* row = base + u64(rr) * n;
+          const E* srow = s + lead + rr * n;
+          const u32 head = min(n, u32((16 - (reinterpret_cast<std::uintptr_t>(row) & 15)) & 15) / u32(sizeof(E)));
+          const u32 words = (n - head) / P, tail = head + words * P;
+          const u32 im = u32((i0 + rr) % n);
+          for (u32 e = lane; e < head + (n - tail); e += g.tpr) {
+            const u32 j = e < head ? e : tail + (e - head);
+            row[j] = srow[u32(u64(k) * ((j + n - im) % n) % n)];
+          }
+          uint4* wrow = reinterpret_cast<uint4*>(row + head);
+          if (lane < words) {
+            It it(g.mp, i0 + rr, head + lane * P, u64(g.tpr) * P);
+            for (u32 w = lane; w < words; w += g.tpr) {
+              u32 x = it.value(g.mp32);
+              union {
+                uint4 q;
+                E e[P];
+              } pk;
 #pragma unroll
-          for (int u = 0; u < U; ++u)
-            if (j0 + u * g.tpr < n) {
-              v[u] = srow[it.value(g.mp32)];
+              for (u32 t = 0; t < P; ++t) {
+                pk.e[t] = srow[x];
+                x += k;
+                if (x >= n) x -= n;
+              }
+              wrow[w] = pk.q;
               it.advance(g.mp32);
             }
+          }
+        }
+      } else {
+        for (u32 rr = threadIdx.x >> g.tshift; rr < rows; rr += slots) {
+          It it(g.mp, i0 + rr, lane, g.tpr);
+          E* row = base + u64(rr) * n;
+          const E* srow = s + lead + rr * n;
+          for (u32 j0 = lane; j0 < n; j0 += U * g.tpr) {
+            E v[U];
 #pragma unroll
-          for (int u = 0; u < U; ++u)
-            if (j0 + u * g.tpr < n) row[j0 + u * g.tpr] = v[u];
+            for (int u = 0; u < U; ++u)
+              if (j0 + u * g.tpr < n) {
+                v[u] = srow[it.value(g.mp32)];
+                it.advance(g.mp32);
+              }
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+              if (j0 + u * g.tpr < n) row[j0 + u * g.tpr] = v[u];
+          }
         }
       }
       __syncthreads();
@@ -768,6 +864,8 @@ struct Gpu {
   bool pow2_row_parts = false; // a long row's parts powers of two (before run 139), for the timing test
   bool pow2_rotation = false;  // the rotation's parts powers of two at every size (before run 142), for the timing test
   int seg_rotation = -1;  // step 1 by row segments: -1 where the rule takes it, 0 never, 1 wherever it can run (tests)
+  bool band_words = true;  // the permutation's 1- and 2-byte bands by word loads (load_band_words); off for the timing test
+  bool packed_rows = true;  // the coprime row step writes whole 16-byte words (row_kernel's kPacked); off for the timing test
 };
 
 Gpu gpu_of_current() {
@@ -790,6 +888,8 @@ Gpu gpu_of_current() {
   if (const char* e = std::getenv("GT_TEST_RECT_POW2_ROTATION"); e && e[0] == '1') g.pow2_rotation = true;
   if (const char* e = std::getenv("GT_TEST_RECT_NO_SEGMENT_ROTATION"); e && e[0] == '1') g.seg_rotation = 0;
   if (const char* e = std::getenv("GT_TEST_RECT_SEGMENT_ROTATION"); e && e[0] == '1') g.seg_rotation = 1;
+  if (const char* e = std::getenv("GT_TEST_RECT_ELEMENT_LOADS"); e && e[0] == '1') g.band_words = false;
+  if (const char* e = std::getenv("GT_TEST_RECT_ELEMENT_ROWS"); e && e[0] == '1') g.packed_rows = false;
   int optin = 0;
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   g.lone_cap = std::size_t(std::max(0, optin));
@@ -940,7 +1040,8 @@ void row_step_with(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stre
     g.group = u32(std::max<u64>(1, std::min<u64>(kCap / row_bytes, (m + blocks_est - 1) / blocks_est)));
     g.ngroups = (m + g.group - 1) / g.group;
     const std::size_t smem = span_bytes(g.group * n, S);
-    auto kernel = row_kernel<E, false, It>;
+    constexpr bool kPack = std::is_same_v<It, rect::CoprimeShuffleIterT<u32>> && sizeof(E) <= 4;
+    auto kernel = kPack && gpu.packed_rows ? row_kernel<E, false, It, kPack> : row_kernel<E, false, It, false>;
     const unsigned blocks = unsigned(std::min<u64>(g.ngroups, resident_blocks(kernel, smem, gpu)));
     kernel<<<blocks, kThreads, smem, stream>>>(d, g);
     GT_CUDA_LAUNCHED("inplace-rect");
@@ -950,7 +1051,7 @@ void row_step_with(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stre
   if (const unsigned cl = row_cluster(n, S, gpu, &part)) {
     RowArgs g{mp, rect::narrow(mp), 1, m, u32(part), part_inverse(part)};
     g.counter = counter;
-    if (launch_clusters(row_kernel<E, true, It>, cl, span_bytes(part, S), m, stream, d, g)) return;
+    if (launch_clusters(row_kernel<E, true, It, false>, cl, span_bytes(part, S), m, stream, d, g)) return;
   }
   // Rows longer than a cluster holds: batches of rows through device memory.
   const u64 per = std::max<u64>(1, scratch.get().bytes() / row_bytes);
@@ -986,13 +1087,14 @@ struct BandPlan {
   unsigned cluster = 1;
   u64 part = 0;
   std::size_t smem = 0;  // a block's shared memory
+  u64 pad = 0;           // elements past W a band row takes in shared memory (16 / S for word loads)
 };
 
 // A block's shared memory for `rows` rows of a band `w` wide: the band, and
 // for the permutation its run of the table (rows + w - 1 entries, after the
 // band rounded up to 16 bytes; band_table).
-std::size_t band_smem(Band mode, u64 rows, u64 w, std::size_t S) {
-  const u64 band = rows * w * S;
+std::size_t band_smem(Band mode, u64 rows, u64 w, std::size_t S, u64 pad = 0) {
+  const u64 band = rows * (w + pad) * S;
   if (mode == Band::rotate) return std::size_t(band);
   return std::size_t(((band + 15) & ~u64(15)) + (rows + w - 1) * sizeof(std::uint32_t));
 }
@@ -1012,10 +1114,10 @@ std::size_t band_smem(Band mode, u64 rows, u64 w, std::size_t S) {
 // idle block (run 84's 13001-row bands in clusters of 16 x 1024 rows left 3
 // blocks of 16 without rows) and a band fits a smaller cluster or a wider
 // band.
-BandPlan plan_band_for(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu, u64 target) {
+BandPlan plan_band_for(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu, u64 target, u64 pad = 0) {
   const u64 wn = pow2_at_least(n);
-  const auto fits = [&](u64 rows, u64 w) { return band_smem(mode, rows, w, S) <= kCap; };
-  const auto lone = [&](u64 w) { return BandPlan{w, 1, m, band_smem(mode, m, w, S)}; };
+  const auto fits = [&](u64 rows, u64 w) { return band_smem(mode, rows, w, S, pad) <= kCap; };
+  const auto lone = [&](u64 w) { return BandPlan{w, 1, m, band_smem(mode, m, w, S, pad), pad}; };
   // One block per band where a band of the target width fits: the widest
   // power-of-two band it holds, no wider than the matrix (rounded up) or the block.
   if (fits(m, 1)) {
@@ -1036,7 +1138,7 @@ BandPlan plan_band_for(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu, u
         // The rotation's parts: even, but powers of two for 8-byte elements (above).
         const bool pow2_parts = mode == Band::rotate ? S == 8 || gpu.pow2_rotation : gpu.pow2_parts;
         const u64 part = pow2_parts ? pow2 : even;
-        if (fits(part, w)) return {w, cl, part, band_smem(mode, part, w, S)};
+        if (fits(part, w)) return {w, cl, part, band_smem(mode, part, w, S, pad), pad};
       }
     if (w == 1) break;
   }
@@ -1060,6 +1162,12 @@ BandPlan plan_band(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu) {
                      : mode == Band::rotate ? kBandBytes
                      : S == 1               ? kPermuteBandBytes1
                                             : kPermuteBandBytes;
+  // 1- and 2-byte elements: 64-byte bands loaded as words where they fit
+  // (load_band_words; each band row then takes 16 bytes more).
+  if (mode == Band::permute && S <= 2 && gpu.band_words && !gpu.band_bytes && n * S >= kWideBandBytes) {
+    const BandPlan words = plan_band_for(mode, m, n, S, gpu, kWideBandBytes, 16 / S);
+    if (words.width * S == kWideBandBytes) return words;
+  }
   const BandPlan bp = plan_band_for(mode, m, n, S, gpu, target);
   if (mode == Band::permute && S == 8 && !gpu.band_bytes && bp.cluster > 1) {
     const BandPlan wide = plan_band_for(mode, m, n, S, gpu, kPermuteBandBytes8);
@@ -1079,6 +1187,7 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
   // On chip (width > 0) m < 16 * kCap: every BandArgs field is exact.
   BandArgs g{mp, rect::narrow(mp), u32(bp.width), log2_of(bp.width), u32(bp.part),
              part_inverse(bp.part), (n + bp.width - 1) / std::max<u64>(1, bp.width)};
+  g.stride = u32(bp.width + bp.pad);
   const std::size_t smem = bp.smem;
   const auto on_chip = [&](auto lone, auto clustered, auto... args) {
     if (bp.cluster == 1) {
@@ -1093,7 +1202,9 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
   };
   if (bp.width) {
     if constexpr (kMode == Band::permute) {
-      if (on_chip(scatter_kernel<E, false>, scatter_kernel<E, true>, rinv)) return;
+      if (bp.pad ? on_chip(scatter_kernel<E, false, true>, scatter_kernel<E, true, true>, rinv)
+                 : on_chip(scatter_kernel<E, false, false>, scatter_kernel<E, true, false>, rinv))
+        return;
     } else {
       if (on_chip(rotate_kernel<E, false>, rotate_kernel<E, true>)) return;
     }

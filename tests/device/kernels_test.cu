@@ -471,6 +471,74 @@ INSTANTIATE_TEST_SUITE_P(InplaceRect, RectSegments,
                          ::testing::ValuesIn(rect_cases(kRectSegments, std::size(kRectSegments))),
                          [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
 
+// The coprime row step's element-at-a-time form and the permutation's
+// element loads for 1- and 2-byte bands (GT_TEST_RECT_ELEMENT_ROWS and
+// GT_TEST_RECT_ELEMENT_LOADS, the timing test's comparison), both set:
+// coprime shapes whose rows pack words by default (1000x999, 999x1000,
+// 4097x1000) and whose permutation loads words (13001x517 in clusters).
+const Shape kRectElementPaths[] = {{1000, 999, 0, 0, "1000x999"},
+                                   {999, 1000, 0, 0, "999x1000"},
+                                   {4097, 1000, 0, 0, "4097x1000"},
+                                   {13001, 517, 0, 0, "13001x517"}};
+
+class RectElementPaths : public Catalogue {};
+
+TEST_P(RectElementPaths, MatchesPattern) {
+  setenv("GT_TEST_RECT_ELEMENT_ROWS", "1", 1);
+  run_with_switch(GetParam(), "GT_TEST_RECT_ELEMENT_LOADS", "_elements");
+  unsetenv("GT_TEST_RECT_ELEMENT_ROWS");
+}
+
+INSTANTIATE_TEST_SUITE_P(InplaceRect, RectElementPaths,
+                         ::testing::ValuesIn(rect_cases(kRectElementPaths, std::size(kRectElementPaths))),
+                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
+
+// inplace-rect on a matrix that starts inside a 16-byte word (a view into a
+// larger allocation, as an offset CuPy array is): every element size at
+// offsets of its alignment, on shapes whose row step packs whole words
+// (coprime rows, their ragged ends at every offset) and whose permutation
+// loads aligned words (1 and 2 bytes; the first word starts before the
+// matrix, the last ends past it), lone blocks and clusters. Bit-exact, and
+// the bytes on both sides untouched.
+TEST(InplaceRectOffsets, MatchesPatternNeighboursUntouched) {
+  GT_SKIP_WITHOUT_GPU();
+  const KernelInfo* k = gt::kernels::find("inplace-rect");
+  ASSERT_NE(k, nullptr);
+  const Shape shapes[] = {{1000, 999, 0, 0, "1000x999"}, {999, 1000, 0, 0, "999x1000"},
+                          {4097, 1000, 0, 0, "4097x1000"}, {13001, 517, 0, 0, "13001x517"},
+                          {40, 24, 0, 0, "40x24"},         {3, 70001, 0, 0, "3x70001"}};
+  constexpr unsigned char kGuard = 0xC3;
+  constexpr std::size_t kSide = 64;
+  for (std::size_t es : kSizes)
+    for (const Shape& sh : shapes)
+      for (std::size_t off = es; off < 16; off += es < 4 ? 3 * es : es) {
+        const std::uint64_t rows = sh.rows, cols = sh.cols, bytes = rows * cols * es;
+        SCOPED_TRACE(std::string(sh.label) + " e" + std::to_string(es) + " offset " + std::to_string(off));
+        const std::uint64_t seed = gtt::test_seed("InplaceRectOffsets" + std::string(sh.label) + std::to_string(es));
+        gtt::DeviceBuffer aligned(bytes), room(bytes + 2 * kSide);
+        ASSERT_TRUE(aligned.ok() && room.ok());
+        ASSERT_EQ(gtt::fill(aligned.get(), es, rows, cols, cols, seed, gtt::kPadIn), "");
+        GTT_CUDA(cudaMemset(room.get(), kGuard, room.bytes()));
+        unsigned char* d = room.get() + kSide + off;
+        GTT_CUDA(cudaMemcpy(d, aligned.get(), bytes, cudaMemcpyDeviceToDevice));
+        GTT_CUDA(cudaDeviceSynchronize());
+        const Problem p{rows, cols, es, 0, 0};
+        k->launch(d, nullptr, p, nullptr);
+        GTT_CUDA(cudaDeviceSynchronize());
+        GTT_CUDA(cudaMemcpy(aligned.get(), d, bytes, cudaMemcpyDeviceToDevice));
+        const gtt::Check res = gtt::verify(aligned.get(), es, cols, rows, rows, seed, true, gtt::kPadIn);
+        ASSERT_EQ(res.error, "");
+        EXPECT_EQ(res.count, 0u) << "first wrong element (" << res.row << ", " << res.col << "): got " << res.got
+                                 << ", want " << res.want;
+        std::vector<unsigned char> front(kSide + off), back(kSide - off);
+        GTT_CUDA(cudaMemcpy(front.data(), room.get(), front.size(), cudaMemcpyDeviceToHost));
+        GTT_CUDA(cudaMemcpy(back.data(), d + bytes, back.size(), cudaMemcpyDeviceToHost));
+        EXPECT_EQ(std::count(front.begin(), front.end(), kGuard), std::ptrdiff_t(front.size())) << "bytes before the matrix changed";
+        EXPECT_EQ(std::count(back.begin(), back.end(), kGuard), std::ptrdiff_t(back.size())) << "bytes after the matrix changed";
+        if (HasFailure()) return;
+      }
+}
+
 // One small run of every kernel and element size, at shapes that take every
 // path (16-byte tiles, partial tiles, leading dimensions): the target of the
 // compute-sanitizer memcheck and racecheck runs in scripts/gpu-check.sh.

@@ -866,6 +866,7 @@ struct Gpu {
   int seg_rotation = -1;  // step 1 by row segments: -1 where the rule takes it, 0 never, 1 wherever it can run (tests)
   bool band_words = true;  // the permutation's 1- and 2-byte bands by word loads (load_band_words); off for the timing test
   bool packed_rows = true;  // the coprime row step writes whole 16-byte words (row_kernel's kPacked); off for the timing test
+  bool permute_one_block = false;  // the permutation's blocks one an SM (up to lone_cap), for the timing test
 };
 
 Gpu gpu_of_current() {
@@ -890,6 +891,7 @@ Gpu gpu_of_current() {
   if (const char* e = std::getenv("GT_TEST_RECT_SEGMENT_ROTATION"); e && e[0] == '1') g.seg_rotation = 1;
   if (const char* e = std::getenv("GT_TEST_RECT_ELEMENT_LOADS"); e && e[0] == '1') g.band_words = false;
   if (const char* e = std::getenv("GT_TEST_RECT_ELEMENT_ROWS"); e && e[0] == '1') g.packed_rows = false;
+  if (const char* e = std::getenv("GT_TEST_RECT_PERMUTE_ONE_BLOCK"); e && e[0] == '1') g.permute_one_block = true;
   int optin = 0;
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   g.lone_cap = std::size_t(std::max(0, optin));
@@ -1114,9 +1116,10 @@ std::size_t band_smem(Band mode, u64 rows, u64 w, std::size_t S, u64 pad = 0) {
 // idle block (run 84's 13001-row bands in clusters of 16 x 1024 rows left 3
 // blocks of 16 without rows) and a band fits a smaller cluster or a wider
 // band.
-BandPlan plan_band_for(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu, u64 target, u64 pad = 0) {
+BandPlan plan_band_for(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu, u64 target, u64 pad = 0,
+                       std::size_t cap = kCap) {
   const u64 wn = pow2_at_least(n);
-  const auto fits = [&](u64 rows, u64 w) { return band_smem(mode, rows, w, S, pad) <= kCap; };
+  const auto fits = [&](u64 rows, u64 w) { return band_smem(mode, rows, w, S, pad) <= cap; };
   const auto lone = [&](u64 w) { return BandPlan{w, 1, m, band_smem(mode, m, w, S, pad), pad}; };
   // One block per band where a band of the target width fits: the widest
   // power-of-two band it holds, no wider than the matrix (rounded up) or the block.
@@ -1162,6 +1165,15 @@ BandPlan plan_band(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu) {
                      : mode == Band::rotate ? kBandBytes
                      : S == 1               ? kPermuteBandBytes1
                                             : kPermuteBandBytes;
+  // The timing test's one block an SM: as wide a band in half the cluster.
+  if (mode == Band::permute && gpu.permute_one_block && gpu.lone_cap > kCap) {
+    const std::size_t cap = gpu.lone_cap - 1024;  // the kernel's static shared memory
+    if (S <= 2 && gpu.band_words && !gpu.band_bytes && n * S >= kWideBandBytes) {
+      const BandPlan words = plan_band_for(mode, m, n, S, gpu, kWideBandBytes, 16 / S, cap);
+      if (words.width * S == kWideBandBytes) return words;
+    }
+    return plan_band_for(mode, m, n, S, gpu, target, 0, cap);
+  }
   // 1- and 2-byte elements: 64-byte bands loaded as words where they fit
   // (load_band_words; each band row then takes 16 bytes more).
   if (mode == Band::permute && S <= 2 && gpu.band_words && !gpu.band_bytes && n * S >= kWideBandBytes) {

@@ -20,7 +20,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -364,6 +366,105 @@ TEST(DISABLED_Tune, RectSteps) {
     }
     unsetenv("GT_TEST_RECT_BAND_BYTES");
   }
+  cudaStreamDestroy(st);
+}
+
+// The ceiling of a band step's memory access, out of place (run 247):
+// every row's segment of W bytes at band b copied to the same band of row
+// perm(i) in another buffer, a warp a segment, eight segments a warp in
+// flight, as inplace-rect's column permutation moves them (but with no
+// shared memory, no barriers and no in-place constraint). Orders: the
+// segments of one band down all rows, then the next band (band-major, the
+// permutation's order), or row after row (row-major); perm the identity or
+// a random permutation. f32 at GT_TUNE_SHAPES' first shape (13001x20651),
+// % of a D2D copy of the same bytes in the same process; the random
+// band-major case at 128 bytes is checked element by element on the host.
+__global__ void band_move_kernel(const std::uint32_t* src, std::uint32_t* dst, std::uint64_t m, std::uint64_t n,
+                                 unsigned w, const std::uint32_t* perm, bool band_major) {
+  const std::uint64_t nb = (n + w - 1) / w, items = nb * m;
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wpb = blockDim.x >> 5;
+  constexpr int kDepth = 8;
+  for (std::uint64_t it0 = (std::uint64_t(blockIdx.x) * wpb + warp) * kDepth; it0 < items;
+       it0 += std::uint64_t(gridDim.x) * wpb * kDepth) {
+    std::uint32_t v[kDepth][4];
+    std::uint64_t to[kDepth], col[kDepth];
+#pragma unroll
+    for (int u = 0; u < kDepth; ++u) {
+      const std::uint64_t it = it0 + u;
+      if (it >= items) break;
+      const std::uint64_t b = band_major ? it / m : it % nb, i = band_major ? it % m : it / nb;
+      col[u] = b * w;
+      to[u] = std::uint64_t(perm[i]) * n;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const std::uint64_t j = col[u] + lane + 32 * k;
+        if (lane + 32 * k < w && j < n) v[u][k] = src[i * n + j];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kDepth; ++u) {
+      if (it0 + u >= items) break;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const std::uint64_t j = col[u] + lane + 32 * k;
+        if (lane + 32 * k < w && j < n) dst[to[u] + j] = v[u][k];
+      }
+    }
+  }
+}
+
+TEST(DISABLED_Tune, BandCeiling) {
+  GT_SKIP_WITHOUT_GPU();
+  const int reps = env_int("GT_TUNE_REPS", 10);
+  const std::string sh = env_list("GT_TUNE_CEILING_SHAPE", "13001x20651")[0];
+  const std::uint64_t m = std::stoull(sh.substr(0, sh.find('x'))), n = std::stoull(sh.substr(sh.find('x') + 1));
+  const std::uint64_t bytes = m * n * 4;
+  cudaStream_t st;
+  GTT_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  gtt::DeviceBuffer a(bytes), b(bytes), pid(m * 4), prnd(m * 4);
+  ASSERT_TRUE(a.ok() && b.ok() && pid.ok() && prnd.ok());
+  ASSERT_EQ(gtt::fill(a.get(), 4, m, n, n, 7, gtt::kPadIn), "");
+  std::vector<std::uint32_t> id(m), rnd(m);
+  for (std::uint64_t i = 0; i < m; ++i) id[i] = rnd[i] = std::uint32_t(i);
+  std::mt19937_64 rng(11);
+  std::shuffle(rnd.begin(), rnd.end(), rng);
+  GTT_CUDA(cudaMemcpy(pid.get(), id.data(), m * 4, cudaMemcpyHostToDevice));
+  GTT_CUDA(cudaMemcpy(prnd.get(), rnd.data(), m * 4, cudaMemcpyHostToDevice));
+  const Timing copy = time_it([&] { cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, st); }, st, reps);
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  const auto* src = reinterpret_cast<const std::uint32_t*>(a.get());
+  auto* dst = reinterpret_cast<std::uint32_t*>(b.get());
+  for (unsigned wb : {64u, 128u, 256u, 512u})
+    for (int order = 0; order < 3; ++order) {
+      const bool band_major = order < 2;
+      const auto* perm = reinterpret_cast<const std::uint32_t*>(order == 0 ? pid.get() : prnd.get());
+      const unsigned w = wb / 4;
+      auto run = [&] { band_move_kernel<<<unsigned(sms) * 8, 256, 0, st>>>(src, dst, m, n, w, perm, band_major); };
+      Row r;
+      r.name = std::string("band ceiling ") + std::to_string(wb) + " B " +
+               (order == 0 ? "band-major identity" : order == 1 ? "band-major random" : "row-major random");
+      r.shape = sh;
+      r.elem = 4;
+      GTT_CUDA(cudaMemsetAsync(b.get(), 0xEE, bytes, st));
+      run();
+      GTT_CUDA(cudaStreamSynchronize(st));
+      if (wb == 128 && order == 1) {
+        std::vector<std::uint32_t> hs(m * n), hd(m * n);
+        GTT_CUDA(cudaMemcpy(hs.data(), a.get(), bytes, cudaMemcpyDeviceToHost));
+        GTT_CUDA(cudaMemcpy(hd.data(), b.get(), bytes, cudaMemcpyDeviceToHost));
+        std::uint64_t bad = 0;
+        for (std::uint64_t i = 0; i < m; ++i)
+          bad += std::memcmp(&hs[i * n], &hd[std::uint64_t(rnd[i]) * n], n * 4) != 0;
+        EXPECT_EQ(bad, 0u) << "rows moved wrong";
+        r.verified = bad == 0;
+      }
+      r.t = time_it(run, st, reps);
+      r.gbps = r.t.median_ms > 0 ? 2.0 * double(bytes) / (r.t.median_ms * 1e-3) / 1e9 : 0;
+      r.pct = r.t.median_ms > 0 ? copy.median_ms / r.t.median_ms * 100.0 : 0;
+      r.note = "copy " + std::to_string(copy.median_ms) + " ms";
+      print_row(r);
+    }
   cudaStreamDestroy(st);
 }
 

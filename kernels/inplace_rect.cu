@@ -44,7 +44,11 @@
 // staged through L2 buffers instead of on chip: slower at every shape, the
 // L2 bound by the buffers' round trip (not kept; commit e210711). Runs
 // 211-212: the rotation by row segments, 12345x6789 (c = 3) step alone 54 ->
-// 89% (f32), 27 -> 53% (u8), 54 -> 100% (f64).
+// 89% (f32), 27 -> 53% (u8), 54 -> 100% (f64). Run 247: the coprime row
+// step stores whole 16-byte words (rows 42 -> 57% for bytes, 71 -> 86% for
+// 2 bytes), 1- and 2-byte bands load aligned words (columns +0-3 points);
+// the permutation's blocks one an SM in clusters of half the size lost 4-11
+// points (not kept).
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -377,7 +381,11 @@ __device__ __forceinline__ u32* band_table(E* s, u32 part, u32 stride) {
 // word_lead(r) + tj], P = 16 / S, word_lead(r) its first element's place in
 // its word. One element a load (load_band) held 16 KiB in flight an SM for
 // bytes, a warp's load 32 bytes of a row. The words at the matrix's two ends
-// that reach past it are copied element by element.
+// that reach past it are copied element by element. Run 247, column step, %
+// of a copy, same process, element loads -> words: u8 12345x6789 30.5 ->
+// 33.8, u8 13001x20651 28.3 -> 28.5, f16 45.0 (128-byte bands) -> 45.5: the
+// loads' depth was not what bounds the step (the band walk is; see
+// DISABLED_Tune.BandCeiling).
 constexpr u64 kWideBandBytes = 64;
 template <class E>
 struct WordLead {
@@ -686,7 +694,9 @@ constexpr std::size_t span_bytes(u64 elems, std::size_t S) { return std::size_t(
 // each thread gathers the 16 / S elements of a whole aligned 16-byte word of
 // its row and stores them at once (one store a word instead of one an
 // element, a warp's store 512 bytes instead of 32 for bytes); the row's
-// ragged ends go element by element.
+// ragged ends go element by element. Run 247, row step, % of a copy, same
+// process, element stores -> words: u8 13001x20651 42.0 -> 57.2, f16 70.7
+// -> 85.7, f32 86.6 -> 90.2, f32 16383x16385 85.8 -> 88.4.
 template <class E, bool kCluster, class It, bool kPacked>
 __global__ void __launch_bounds__(kThreads, 2) row_kernel(E* d, RowArgs g) {
   constexpr int U = unroll_of<sizeof(E)>();
@@ -866,7 +876,6 @@ struct Gpu {
   int seg_rotation = -1;  // step 1 by row segments: -1 where the rule takes it, 0 never, 1 wherever it can run (tests)
   bool band_words = true;  // the permutation's 1- and 2-byte bands by word loads (load_band_words); off for the timing test
   bool packed_rows = true;  // the coprime row step writes whole 16-byte words (row_kernel's kPacked); off for the timing test
-  bool permute_one_block = false;  // the permutation's blocks one an SM (up to lone_cap), for the timing test
 };
 
 Gpu gpu_of_current() {
@@ -891,7 +900,6 @@ Gpu gpu_of_current() {
   if (const char* e = std::getenv("GT_TEST_RECT_SEGMENT_ROTATION"); e && e[0] == '1') g.seg_rotation = 1;
   if (const char* e = std::getenv("GT_TEST_RECT_ELEMENT_LOADS"); e && e[0] == '1') g.band_words = false;
   if (const char* e = std::getenv("GT_TEST_RECT_ELEMENT_ROWS"); e && e[0] == '1') g.packed_rows = false;
-  if (const char* e = std::getenv("GT_TEST_RECT_PERMUTE_ONE_BLOCK"); e && e[0] == '1') g.permute_one_block = true;
   int optin = 0;
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   g.lone_cap = std::size_t(std::max(0, optin));
@@ -1116,10 +1124,9 @@ std::size_t band_smem(Band mode, u64 rows, u64 w, std::size_t S, u64 pad = 0) {
 // idle block (run 84's 13001-row bands in clusters of 16 x 1024 rows left 3
 // blocks of 16 without rows) and a band fits a smaller cluster or a wider
 // band.
-BandPlan plan_band_for(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu, u64 target, u64 pad = 0,
-                       std::size_t cap = kCap) {
+BandPlan plan_band_for(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu, u64 target, u64 pad = 0) {
   const u64 wn = pow2_at_least(n);
-  const auto fits = [&](u64 rows, u64 w) { return band_smem(mode, rows, w, S, pad) <= cap; };
+  const auto fits = [&](u64 rows, u64 w) { return band_smem(mode, rows, w, S, pad) <= kCap; };
   const auto lone = [&](u64 w) { return BandPlan{w, 1, m, band_smem(mode, m, w, S, pad), pad}; };
   // One block per band where a band of the target width fits: the widest
   // power-of-two band it holds, no wider than the matrix (rounded up) or the block.
@@ -1165,15 +1172,7 @@ BandPlan plan_band(Band mode, u64 m, u64 n, std::size_t S, const Gpu& gpu) {
                      : mode == Band::rotate ? kBandBytes
                      : S == 1               ? kPermuteBandBytes1
                                             : kPermuteBandBytes;
-  // The timing test's one block an SM: as wide a band in half the cluster.
-  if (mode == Band::permute && gpu.permute_one_block && gpu.lone_cap > kCap) {
-    const std::size_t cap = gpu.lone_cap - 1024;  // the kernel's static shared memory
-    if (S <= 2 && gpu.band_words && !gpu.band_bytes && n * S >= kWideBandBytes) {
-      const BandPlan words = plan_band_for(mode, m, n, S, gpu, kWideBandBytes, 16 / S, cap);
-      if (words.width * S == kWideBandBytes) return words;
-    }
-    return plan_band_for(mode, m, n, S, gpu, target, 0, cap);
-  }
+
   // 1- and 2-byte elements: 64-byte bands loaded as words where they fit
   // (load_band_words; each band row then takes 16 bytes more).
   if (mode == Band::permute && S <= 2 && gpu.band_words && !gpu.band_bytes && n * S >= kWideBandBytes) {

@@ -414,6 +414,7 @@ struct PermutePlan {
   std::uint64_t chains = 1;        // chains per group
   std::uint64_t chain_length = 1;  // moves per chain at most
   std::uint64_t buffer_bytes = 0;  // host memory for the moves of a step, in pieces
+  int threads = 1;                 // host memory without a journal: threads following the cycles, each on a stripe
 };
 // The journal's share of a permutation: its saved segments, at most this
 // many bytes a group (fewer, larger groups take fewer steps: 2 syncs each).

@@ -36,6 +36,7 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/cpu/thread_pool.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/journal.hpp"
 #include "inplace/bands.hpp"
@@ -122,6 +123,40 @@ void permute_plain(InplaceMatrix& whole, const InplaceShape& shape, const Permut
   }
 }
 
+void permute_memory(unsigned char* base, std::size_t elem_size, std::uint64_t side, const PermuteRegion& region,
+                    int threads) {
+  const std::uint64_t n = region.P * region.Q, seg = side * elem_size;
+  unsigned char* d0 = base + region.offset * seg;
+  const std::size_t words = std::size_t((n + 63) / 64);
+  std::vector<std::uint64_t> seen(words, 0), lead(words, 0);
+  const auto bit = [](const std::vector<std::uint64_t>& v, std::uint64_t x) { return (v[x / 64] >> (x % 64)) & 1; };
+  for (std::uint64_t x = 0; x < n; ++x) {
+    if (bit(seen, x)) continue;
+    std::uint64_t d = x;
+    do {
+      seen[d / 64] |= std::uint64_t(1) << (d % 64);
+      d = src_of(d, region.P, region.Q);
+    } while (d != x);
+    if (src_of(x, region.P, region.Q) != x) lead[x / 64] |= std::uint64_t(1) << (x % 64);
+  }
+  // Stripes of whole 64-byte lines where a segment has them, at least 256 bytes each.
+  const int stripes = int(std::min<std::uint64_t>(std::uint64_t(std::max(1, threads)), std::max<std::uint64_t>(1, seg / 256)));
+  const auto edge = [&](int w) { return w == stripes ? seg : seg * std::uint64_t(w) / std::uint64_t(stripes) / 64 * 64; };
+  cpu::ThreadPool::shared().run(stripes, [&](int w) {
+    const std::uint64_t b0 = edge(w), bytes = edge(w + 1) - b0;
+    if (!bytes) return;
+    std::vector<unsigned char> held(static_cast<std::size_t>(bytes));
+    for (std::uint64_t x = 0; x < n; ++x) {
+      if (!bit(lead, x)) continue;
+      std::memcpy(held.data(), d0 + x * seg + b0, std::size_t(bytes));
+      std::uint64_t d = x;
+      for (std::uint64_t s = src_of(d, region.P, region.Q); s != x; d = s, s = src_of(d, region.P, region.Q))
+        std::memcpy(d0 + d * seg + b0, d0 + s * seg + b0, std::size_t(bytes));
+      std::memcpy(d0 + d * seg + b0, held.data(), std::size_t(bytes));
+    }
+  });
+}
+
 }  // namespace permute
 
 std::vector<InplaceStage> inplace_stages(const InplaceShape& shape) {
@@ -157,9 +192,15 @@ class PlainStages final : public InplaceStages {
       : shape_(s), is_(plan_inplace_shape(s, "the matrix")), stages_(inplace_stages(is_)), w_(plain_inplace_writer()) {}
   Shape shape() const override { return shape_; }
   void start_stage(std::uint64_t i) override { stage_ = i; }
-  void permute(InplaceMatrix& whole, const PermutePlan&) override {
+  void permute(InplaceMatrix& whole, const PermutePlan& plan) override {
     const PermuteRegion r = permute_region(is_, stages_.at(std::size_t(stage_)).index);
-    permute::permute_plain(whole, is_, r);
+    // Host memory (packed: a rectangle in place has no gaps between rows)
+    // moves its segments where they lie, on the plan's threads.
+    const HostView* v = whole.host_view();
+    if (v && v->data && whole.concurrent_io() && v->ld == whole.info().shape.cols)
+      permute::permute_memory(static_cast<unsigned char*>(v->data), whole.info().elem_size, is_.side, r, plan.threads);
+    else
+      permute::permute_plain(whole, is_, r);
     bytes_ += 2 * r.P * r.Q * is_.side * whole.info().elem_size;
   }
   void end(InplaceMatrix& whole) override { whole.flush(); }

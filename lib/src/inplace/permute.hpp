@@ -58,5 +58,12 @@ inline Place place_of(std::uint64_t x, std::uint64_t side, std::uint64_t cols) {
 // Runs one permutation stage without a journal (host memory: nothing to
 // crash-protect), one cycle at a time through one segment of scratch.
 void permute_plain(InplaceMatrix& whole, const InplaceShape& shape, const PermuteRegion& region);
+// The same permutation on a packed matrix in host memory at `base`: the
+// cycles' first segments found first (a bit each), then `threads` threads
+// each follow every cycle on their own stripe of the segments' bytes, so
+// the moves run as parallel memcpy (permute_plain reads and writes each
+// segment through a buffer, on one thread).
+void permute_memory(unsigned char* base, std::size_t elem_size, std::uint64_t side, const PermuteRegion& region,
+                    int threads);
 
 }  // namespace gt::permute

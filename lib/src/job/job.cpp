@@ -284,8 +284,11 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
     }
     enter_stage(opts, st.kind == InplaceStage::permute ? "permute rows" : "finish");
     const auto t0 = Clock::now();
-    if (st.kind == InplaceStage::permute)
-      stages.permute(whole, plan_permute(is, whole.info().elem_size, opts.host_mem, whole.reserved_bytes()));
+    if (st.kind == InplaceStage::permute) {
+      PermutePlan pp = plan_permute(is, whole.info().elem_size, opts.host_mem, whole.reserved_bytes());
+      pp.threads = cpu::resolve_threads(opts.threads);
+      stages.permute(whole, pp);
+    }
     else
       stages.end(whole);
     const double s = seconds_between(t0, Clock::now());

@@ -224,6 +224,35 @@ TEST(InplaceRectHost, EveryElementSizeTallAndWide) {
   }
 }
 
+// The permutation in host memory runs on the run's threads, each on a
+// stripe of every segment (permute_memory): tall and wide shapes whose
+// segments split into several stripes (4000 bytes into 5, edges on 64-byte
+// lines; 6400 and 12800 bytes), and one stripe (500 bytes), each at 1, 3
+// and 5 threads, bit-exact. (A grid in host memory takes the gcd
+// decomposition, test_inplace_general.cpp.)
+TEST(InplaceRectHost, PermutationOnStripesOfThreads) {
+  struct S {
+    std::uint64_t r, c;
+    std::size_t es;
+  };
+  for (S s : {S{3000, 1000, 4}, S{1000, 3000, 4}, S{500, 1500, 1}, S{2400, 800, 8}, S{800, 2400, 16}}) {
+    for (int threads : {1, 3, 5}) {
+      const Bytes in = random_bytes(std::size_t(s.r * s.c * s.es), s.r * 7 + s.c + s.es + std::uint64_t(threads));
+      Bytes want(in.size());
+      reference_transpose(in.data(), s.r, s.c, s.c, want.data(), s.r, s.es);
+      Bytes m = in;
+      HostOptions o;
+      o.engine = EngineChoice::cpu;
+      o.run.threads = threads;
+      const RunReport r = transpose_inplace(m.data(), s.r, s.c, s.es, o);
+      ASSERT_TRUE(m == want) << s.r << "x" << s.c << " es " << s.es << " threads " << threads << ": "
+                             << test::first_difference(m.data(), want.data(), m.size(), s.es, s.r);
+      EXPECT_TRUE(std::any_of(r.stages.begin(), r.stages.end(), [](const StageStat& st) { return st.name == "permute"; }))
+          << s.r << "x" << s.c << ": no permutation stage";
+    }
+  }
+}
+
 TEST(InplaceRectHost, RefusesLayoutsItCannotDo) {
   // Other shapes than R = kC are taken in memory (test_inplace_general.cpp);
   // a rectangle with gaps between its rows is not.

@@ -215,6 +215,11 @@ SHAPES="i8:16384x65536 f16:16384x32768 f32:16384x16384 f64:16384x8192 c128:16384
 if has_step cpubench; then
   if [ -x "$CLI" ]; then
     : >"$OUT/cpubench.log"
+    # The % column of a row stands just before "verified" (the config column may hold two words).
+    pct_of() {
+      grep -E "^ *$1 " "$OUT/cpubench.log" | tail -1 |
+        awk '{for (i = NF; i > 1; i--) if ($i == "yes" || $i == "no") { print $(i - 1); exit }}'
+    }
     # Each size's aligned 1 GiB shape and its odd neighbour (a row fewer, a
     # column more: rows off 64-byte lines, and in place the gcd decomposition).
     for spec in $SHAPES; do
@@ -226,11 +231,6 @@ if has_step cpubench; then
         tag=$([ "$sh" = "$shape" ] && echo aligned || echo odd)
         if "$CLI" --bench --engine cpu --dtype "$dt" --shape "$sh" --reps 5 --warmup 1 \
             --json "$OUT/cpubench-$dt-$tag.json" >>"$OUT/cpubench.log" 2>&1; then
-          # The % column stands just before "verified" (the config column may hold two words).
-          pct_of() {
-            grep -E "^ *$1 " "$OUT/cpubench.log" | tail -1 |
-              awk '{for (i = NF; i > 1; i--) if ($i == "yes" || $i == "no") { print $(i - 1); exit }}'
-          }
           record "cpu-$dt-$tag" ok "$sh: cpu-blocked $(pct_of cpu-blocked)%, cpu-inplace $(pct_of cpu-inplace)% of memcpy ($(nproc) threads)"
         else
           record "cpu-$dt-$tag" FAIL "$sh: see cpubench.log"

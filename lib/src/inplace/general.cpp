@@ -12,6 +12,7 @@
 #include "gtranspose/error.hpp"
 #include "gtranspose/rect_maps.hpp"
 #include "gtranspose/sizes.hpp"
+#include "inplace/permute.hpp"
 #include "inplace/steps.hpp"
 
 namespace gt::inplace {
@@ -86,24 +87,6 @@ void rotate_band(E* d, u64 m, u64 n, u64 j0, u64 w, const u64* shift, E* tmp, u6
     }
     std::memcpy(d + i * n + j0, tmp + i * w, std::size_t(w) * sizeof(E));
   }
-}
-
-// The first row of each cycle of P, as bits: the threads then follow every
-// cycle from its leader, each on its own columns.
-std::vector<u64> cycle_leaders(const Maps& mp) {
-  const u64 m = mp.m;
-  const std::size_t words = std::size_t((m + 63) / 64);
-  std::vector<u64> seen(words, 0), lead(words, 0);
-  for (u64 i = 0; i < m; ++i) {
-    if (seen[i / 64] >> (i % 64) & 1) continue;
-    lead[i / 64] |= u64(1) << (i % 64);
-    u64 x = i;
-    do {
-      seen[x / 64] |= u64(1) << (x % 64);
-      x = rect::permuted_row(mp, x);
-    } while (x != i);
-  }
-  return lead;
 }
 
 template <std::size_t S>
@@ -209,28 +192,12 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
   }
   // Step 3, new[i][j] = old[(P(i) + j) mod m][j], in two passes: column j up
   // by j (mod m), then whole rows permuted, new[i] = X[P(i)], each thread
-  // following every cycle of P on its own stripe of columns.
+  // following every cycle of P on its own stripe of columns
+  // (permute::follow_cycles, the rectangles' permutations' too).
   step("skew columns", [&] { rotate([&](u64 j) { return j % m; }); });
   step("permute rows", [&] {
-    const std::vector<u64> lead = cycle_leaders(mp);
-    const int stripes = int(std::min<u64>(u64(threads), std::max<u64>(1, n * S / 256)));
-    pool.run(stripes, [&](int w) {
-      const u64 c0 = n * u64(w) / u64(stripes), c1 = n * u64(w + 1) / u64(stripes);
-      const std::size_t bytes = std::size_t(c1 - c0) * S;
-      E* tmp = scratch[std::size_t(w)].get();
-      for (u64 i = 0; i < m; ++i) {
-        if (!(lead[i / 64] >> (i % 64) & 1)) continue;
-        std::memcpy(tmp, d + i * n + c0, bytes);
-        u64 cur = i;
-        for (;;) {
-          const u64 s = rect::permuted_row(mp, cur);
-          if (s == i) break;
-          std::memcpy(d + cur * n + c0, d + s * n + c0, bytes);
-          cur = s;
-        }
-        std::memcpy(d + cur * n + c0, tmp, bytes);
-      }
-    });
+    permute::follow_cycles(data, m, n * S, threads, [&](u64 i) { return rect::permuted_row(mp, i); },
+                           [&](int w) { return reinterpret_cast<unsigned char*>(scratch[std::size_t(w)].get()); });
   });
   return stages;
 }

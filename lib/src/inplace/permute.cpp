@@ -123,38 +123,45 @@ void permute_plain(InplaceMatrix& whole, const InplaceShape& shape, const Permut
   }
 }
 
-void permute_memory(unsigned char* base, std::size_t elem_size, std::uint64_t side, const PermuteRegion& region,
-                    int threads) {
-  const std::uint64_t n = region.P * region.Q, seg = side * elem_size;
-  unsigned char* d0 = base + region.offset * seg;
-  const std::size_t words = std::size_t((n + 63) / 64);
+void follow_cycles(unsigned char* base, std::uint64_t count, std::uint64_t seg_bytes, int threads,
+                   const std::function<std::uint64_t(std::uint64_t)>& src,
+                   const std::function<unsigned char*(int)>& held) {
+  const std::size_t words = std::size_t((count + 63) / 64);
   std::vector<std::uint64_t> seen(words, 0), lead(words, 0);
   const auto bit = [](const std::vector<std::uint64_t>& v, std::uint64_t x) { return (v[x / 64] >> (x % 64)) & 1; };
-  for (std::uint64_t x = 0; x < n; ++x) {
+  for (std::uint64_t x = 0; x < count; ++x) {
     if (bit(seen, x)) continue;
     std::uint64_t d = x;
     do {
       seen[d / 64] |= std::uint64_t(1) << (d % 64);
-      d = src_of(d, region.P, region.Q);
+      d = src(d);
     } while (d != x);
-    if (src_of(x, region.P, region.Q) != x) lead[x / 64] |= std::uint64_t(1) << (x % 64);
+    if (src(x) != x) lead[x / 64] |= std::uint64_t(1) << (x % 64);  // a segment that stays is no cycle
   }
-  // Stripes of whole 64-byte lines where a segment has them, at least 256 bytes each.
+  const std::uint64_t seg = seg_bytes;
   const int stripes = int(std::min<std::uint64_t>(std::uint64_t(std::max(1, threads)), std::max<std::uint64_t>(1, seg / 256)));
   const auto edge = [&](int w) { return w == stripes ? seg : seg * std::uint64_t(w) / std::uint64_t(stripes) / 64 * 64; };
   cpu::ThreadPool::shared().run(stripes, [&](int w) {
     const std::uint64_t b0 = edge(w), bytes = edge(w + 1) - b0;
     if (!bytes) return;
-    std::vector<unsigned char> held(static_cast<std::size_t>(bytes));
-    for (std::uint64_t x = 0; x < n; ++x) {
+    std::vector<unsigned char> own;
+    unsigned char* keep = held ? held(w) : (own.resize(static_cast<std::size_t>(bytes)), own.data());
+    for (std::uint64_t x = 0; x < count; ++x) {
       if (!bit(lead, x)) continue;
-      std::memcpy(held.data(), d0 + x * seg + b0, std::size_t(bytes));
+      std::memcpy(keep, base + x * seg + b0, std::size_t(bytes));
       std::uint64_t d = x;
-      for (std::uint64_t s = src_of(d, region.P, region.Q); s != x; d = s, s = src_of(d, region.P, region.Q))
-        std::memcpy(d0 + d * seg + b0, d0 + s * seg + b0, std::size_t(bytes));
-      std::memcpy(d0 + d * seg + b0, held.data(), std::size_t(bytes));
+      for (std::uint64_t s = src(d); s != x; d = s, s = src(d))
+        std::memcpy(base + d * seg + b0, base + s * seg + b0, std::size_t(bytes));
+      std::memcpy(base + d * seg + b0, keep, std::size_t(bytes));
     }
   });
+}
+
+void permute_memory(unsigned char* base, std::size_t elem_size, std::uint64_t side, const PermuteRegion& region,
+                    int threads) {
+  const std::uint64_t seg = side * elem_size;
+  follow_cycles(base + region.offset * seg, region.P * region.Q, seg, threads,
+                [&](std::uint64_t d) { return src_of(d, region.P, region.Q); });
 }
 
 }  // namespace permute

@@ -5,6 +5,7 @@
 // every move crash-safe while holding one segment per chain.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "gtranspose/matrix.hpp"
@@ -58,11 +59,19 @@ inline Place place_of(std::uint64_t x, std::uint64_t side, std::uint64_t cols) {
 // Runs one permutation stage without a journal (host memory: nothing to
 // crash-protect), one cycle at a time through one segment of scratch.
 void permute_plain(InplaceMatrix& whole, const InplaceShape& shape, const PermuteRegion& region);
-// The same permutation on a packed matrix in host memory at `base`: the
-// cycles' first segments found first (a bit each), then `threads` threads
-// each follow every cycle on their own stripe of the segments' bytes, so
-// the moves run as parallel memcpy (permute_plain reads and writes each
-// segment through a buffer, on one thread).
+// Host memory's permutations: `count` segments of seg_bytes at `base`, each
+// destination d receiving the segment at src(d). The cycles' first segments
+// are found first (two bits a segment), then up to `threads` threads each
+// follow every cycle on their own stripe of the segments' bytes (whole
+// 64-byte lines, at least 256 bytes), so the moves run as parallel memcpy.
+// A cycle's first piece waits in held(w) (room for seg_bytes) where the
+// caller has scratch, else in a buffer of the stripe's own.
+void follow_cycles(unsigned char* base, std::uint64_t count, std::uint64_t seg_bytes, int threads,
+                   const std::function<std::uint64_t(std::uint64_t)>& src,
+                   const std::function<unsigned char*(int)>& held = {});
+// The same permutation as permute_plain on a packed matrix in host memory at
+// `base`, by follow_cycles (permute_plain reads and writes each segment
+// through a buffer, on one thread).
 void permute_memory(unsigned char* base, std::size_t elem_size, std::uint64_t side, const PermuteRegion& region,
                     int threads);
 

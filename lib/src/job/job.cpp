@@ -288,9 +288,9 @@ RunReport execute_inplace_stages(Engine& engine, InplaceMatrix& whole, InplaceSt
       PermutePlan pp = plan_permute(is, whole.info().elem_size, opts.host_mem, whole.reserved_bytes());
       pp.threads = cpu::resolve_threads(opts.threads);
       stages.permute(whole, pp);
-    }
-    else
+    } else {
       stages.end(whole);
+    }
     const double s = seconds_between(t0, Clock::now());
     r.wall_s += s;
     if (st.kind == InplaceStage::permute) {  // a grid has several: their times add up

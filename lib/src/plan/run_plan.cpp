@@ -372,6 +372,15 @@ std::uint64_t direct_tile_bytes(const PlanRequest& req, std::size_t es) {
                                                                          : req.tile_elems * es;
 }
 
+// Host memory where it lies: no slots, no host buffers, direct tiles.
+void plan_direct(RunPlan& p, const PlanRequest& req) {
+  p.direct_in = p.direct_out = true;
+  p.tile_bytes = direct_tile_bytes(req, req.info.elem_size);
+  p.slots = 0;
+  p.slot_bytes = 0;
+  p.host_bytes = 0;
+}
+
 RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& b) {
   RunPlan p = base_plan(req, caps, b);
   const std::size_t es = req.info.elem_size;
@@ -383,14 +392,10 @@ RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& 
     // was copied twice more (docs/PERF.md, session of 2026-12-07, "The CPU
     // engine on host memory": f32 12345x6789 on 2 cores 147-161 ms staged
     // against 45-52 direct).
-    p.direct_in = p.direct_out = true;
-    p.tile_bytes = direct_tile_bytes(req, es);
+    plan_direct(p, req);
     p.grid.emplace(GridRequest{req.info.shape, es, p.tile_bytes, req.preferred_block, req.tile_elems});
     p.tile = {p.grid->tile_h(), p.grid->tile_w()};
     p.tiles = p.grid->count();
-    p.slots = 0;
-    p.slot_bytes = 0;
-    p.host_bytes = 0;
     return p;
   }
   if (req.mode == RunMode::out_of_place) {
@@ -417,12 +422,8 @@ RunPlan plan_cpu(const PlanRequest& req, const EngineCaps& caps, const Budgets& 
     // (cpu_transpose_pair, cpu_transpose_inplace on the diagonal), no tile
     // buffers; the tiles only pace progress and cancelling (docs/PERF.md,
     // session of 2026-12-07: f32 16384^2 337-370 ms staged against 81-86).
-    p.direct_in = p.direct_out = true;
-    p.tile_bytes = direct_tile_bytes(req, es);
+    plan_direct(p, req);
     set_pairs(p, req, pair_grid(req, p.tile_bytes));
-    p.slots = 0;
-    p.slot_bytes = 0;
-    p.host_bytes = 0;
     return p;
   }
   p.tile_bytes = share_of(b.engine, req.kept_batches ? cpu_journaled_buffers(req.kept_batches) : kCpuInplaceBuffers,

@@ -439,6 +439,7 @@ constexpr int scatter_load_unroll() {
 
 template <class E, bool kCluster, bool kWords>
 __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, const u32* __restrict__ rinv) {
+  static_assert(!kWords || sizeof(E) <= 2, "word loads are for 1- and 2-byte elements");
   constexpr int U = unroll_of<sizeof(E)>(), LU = scatter_load_unroll<sizeof(E)>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   E* s = reinterpret_cast<E*>(smem_raw);
@@ -458,7 +459,7 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
     const u64 j0 = band << g.wshift, j = j0 + th.tj;
     const bool live = j < n;
     if constexpr (kWords) {
-      if constexpr (sizeof(E) <= 2) load_band_words(s, d, g.mp.m, n, j0, th.row0, th.count, g.stride);
+      load_band_words(s, d, g.mp.m, n, j0, th.row0, th.count, g.stride);
     } else if (live) {
       load_band<LU>(s, d, n, j, th, W);
     }
@@ -1213,8 +1214,10 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
   };
   if (bp.width) {
     if constexpr (kMode == Band::permute) {
-      if (bp.pad ? on_chip(scatter_kernel<E, false, true>, scatter_kernel<E, true, true>, rinv)
-                 : on_chip(scatter_kernel<E, false, false>, scatter_kernel<E, true, false>, rinv))
+      // Word loads exist for 1- and 2-byte elements only (plan_band pads no other).
+      constexpr bool kWords = sizeof(E) <= 2;
+      if (bp.pad && kWords ? on_chip(scatter_kernel<E, false, kWords>, scatter_kernel<E, true, kWords>, rinv)
+                           : on_chip(scatter_kernel<E, false, false>, scatter_kernel<E, true, false>, rinv))
         return;
     } else {
       if (on_chip(rotate_kernel<E, false>, rotate_kernel<E, true>)) return;

@@ -156,6 +156,15 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
       stash_tile<Cfg, MISALIGNED>(ra, smA);
       __syncthreads();
       store_tile<Cfg, MISALIGNED>(smA, pa, pitch);
+    } else if constexpr (Cfg::SERIAL_PAIR) {
+      TileRegs<Cfg> r;
+      load_tile<Cfg, MISALIGNED>(r, pa, pitch, limit);
+      stash_tile<Cfg, MISALIGNED>(r, smA);
+      load_tile<Cfg, MISALIGNED>(r, pb, pitch, limit);
+      stash_tile<Cfg, MISALIGNED>(r, smB);
+      __syncthreads();
+      store_tile<Cfg, MISALIGNED>(smA, pb, pitch);
+      store_tile<Cfg, MISALIGNED>(smB, pa, pitch);
     } else {
       TileRegs<Cfg> ra, rb;
       load_tile<Cfg, MISALIGNED>(ra, pa, pitch, limit);
@@ -191,6 +200,15 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
       skew_load<Cfg>(smA, pa, pitch, limit);
       __syncthreads();
       skew_store<Cfg>(smA, pa, pitch);
+    } else if constexpr (Cfg::SERIAL_PAIR) {
+      SkewRegs<Cfg> g;
+      skew_fetch<Cfg>(g, pa, pitch, limit);
+      skew_stash<Cfg>(g, smA, pa, pitch, limit);
+      skew_fetch<Cfg>(g, pb, pitch, limit);
+      skew_stash<Cfg>(g, smB, pb, pitch, limit);
+      __syncthreads();
+      skew_store<Cfg>(smA, pb, pitch);
+      skew_store<Cfg>(smB, pa, pitch);
     } else {
       SkewRegs<Cfg> ga, gb;
       skew_fetch<Cfg>(ga, pa, pitch, limit);
@@ -476,6 +494,44 @@ std::vector<Variant> inplace_variants() {
                      "; rows not 16-byte aligned realigned one offset a warp (window_uniform), pairs in blocks of 4x4",
                  false,
                  launch_inplace_cfg<typename Tn::Default, true, Realign<typename Tn::MisTile, true>, 0, kPartialSectorGroup>});
+  // The misaligned tiles' partial words spread over the lanes (super.cuh:
+  // store16_spread).
+  if constexpr (mis && !is_skew_v<typename Tn::Mis>)
+    v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-spread",
+                 inplace_cfg_params<typename Tn::Default>() +
+                     "; rows not 16-byte aligned: partial output words stored a unit a lane, pairs in blocks of 4x4",
+                 false,
+                 launch_inplace_cfg<typename Tn::Default, true, SpreadEnds<typename Tn::MisTile>, 0, kPartialSectorGroup>});
+  // The misaligned pairs one tile at a time, at more blocks an SM.
+  if constexpr (mis && !is_skew_v<typename Tn::Mis>) {
+    using M = typename Tn::MisTile;
+    auto serial = [&](auto b, auto spread) {
+      constexpr int B = decltype(b)::value;
+      using C = std::conditional_t<decltype(spread)::value, SpreadEnds<SerialPair<M, B>>, SerialPair<M, B>>;
+      v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-serial-b" + std::to_string(B) +
+                       (decltype(spread)::value ? "-spread" : ""),
+                   inplace_cfg_params<typename Tn::Default>() + "; rows not 16-byte aligned: a pair's tiles loaded one at a time, " +
+                       std::to_string(B) + " blocks an SM" + (decltype(spread)::value ? ", partial words a unit a lane" : "") +
+                       ", pairs in blocks of 4x4",
+                   false, launch_inplace_cfg<typename Tn::Default, true, C, 0, kPartialSectorGroup>});
+    };
+    constexpr int B0 = M::MINB;
+    serial(std::integral_constant<int, B0>{}, std::false_type{});
+    serial(std::integral_constant<int, B0 + 1>{}, std::false_type{});
+    serial(std::integral_constant<int, B0 + 1>{}, std::true_type{});
+    serial(std::integral_constant<int, 2 * B0>{}, std::false_type{});
+    serial(std::integral_constant<int, 2 * B0>{}, std::true_type{});
+  }
+  // The skew pairs one tile at a time, at one block an SM more.
+  if constexpr (mis && is_skew_v<typename Tn::Mis>) {
+    using M = typename Tn::Mis;
+    constexpr int B = M::MINB + 1;
+    v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-serial-b" + std::to_string(B),
+                 inplace_cfg_params<typename Tn::Default>() +
+                     "; rows not 16-byte aligned: skew pairs, a pair's tiles loaded one at a time, " + std::to_string(B) +
+                     " blocks an SM, pairs in blocks of 4x4",
+                 false, launch_inplace_cfg<typename Tn::Default, true, SerialPair<M, B>, 0, kPartialSectorGroup>});
+  }
   // The super tiles' misaligned path where Mis is a skew tiling.
   if constexpr (mis && is_skew_v<typename Tn::Mis>)
     v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-tiles",

@@ -293,6 +293,79 @@ __device__ __forceinline__ void store16_any(unsigned char* q, const uint4& v, in
   }
 }
 
+// store16_any() with the partial words spread over the group's lanes
+// (SpreadEnds<C> below). store16_any leaves both partial words of a segment
+// to lane 0, whose head and tail pieces (up to four stores each) every warp
+// waits on: run 238 counted them at half of `padded`'s misaligned u8 kernel's
+// instructions. Here lane g stores unit g of lane 0's window, U = 16 / G
+// bytes (at least S) at byte U g of the boundary word: below m it is tail
+// (at a + 16 G), from m on head (at a); a 2-byte unit of 1-byte elements
+// that m splits goes as two bytes. Every lane of the warp must call it (it
+// shuffles before any branch).
+template <std::size_t S, int G>
+constexpr int spread_unit() {
+  return 16 / G > int(S) ? 16 / G : int(S);
+}
+template <std::size_t S, int G>
+constexpr bool can_spread_v = spread_unit<S, G>() == int(S) || spread_unit<S, G>() == 2;
+
+template <std::size_t S, int G, bool STREAM>
+__device__ __forceinline__ void store16_spread(unsigned char* q, const uint4& v, int g, Ends ends = {}) {
+  static_assert(can_spread_v<S, G>, "a unit that m splits is 2 bytes at most");
+  constexpr int U = spread_unit<S, G>();
+  static_assert(U <= 8 || S == 16, "units of at most 8 bytes");
+  const unsigned m = unsigned(reinterpret_cast<std::uintptr_t>(q) & 15u);
+  const uint4 prev = shfl_prev16<G>(v);
+  const uint4 w = window16<S>(prev, v, (16u - m) & 15u);  // lane 0's: the segment's head || tail
+  // Lane 0's window, word by word, in every lane of its group.
+  const int src = int(threadIdx.x) & ~(G - 1) & 31;
+  const unsigned o = unsigned(U * g);  // this lane's unit (none past 16)
+  const unsigned k = (o >> 2) & 3u;
+  const unsigned x0 = __shfl_sync(0xffffffffu, w.x, src), x1 = __shfl_sync(0xffffffffu, w.y, src),
+                 x2 = __shfl_sync(0xffffffffu, w.z, src), x3 = __shfl_sync(0xffffffffu, w.w, src);
+  if (m == 0) {  // the same for the whole group: one row
+    if (g != 0 || ends.head) store16<STREAM>(q, v);
+    return;
+  }
+  unsigned char* a = q - m;
+  if (g != 0) store16<STREAM>(a, w);
+  if (o >= 16u) return;
+  unsigned char* a0 = a - 16 * g;  // lane 0's word: the head's
+  if constexpr (U >= 8) {
+    const uint2 u = (k & 2u) ? make_uint2(x2, x3) : make_uint2(x0, x1);
+    if (o >= m) {
+      if (ends.head) *reinterpret_cast<uint2*>(a0 + o) = u;
+    } else if (ends.tail) {
+      *reinterpret_cast<uint2*>(a0 + 16 * G + o) = u;
+    }
+  } else {
+    const unsigned x = (k & 2u) ? ((k & 1u) ? x3 : x2) : ((k & 1u) ? x1 : x0);
+    if constexpr (U == 4) {
+      if (o >= m) {
+        if (ends.head) *reinterpret_cast<unsigned*>(a0 + o) = x;
+      } else if (ends.tail) {
+        *reinterpret_cast<unsigned*>(a0 + 16 * G + o) = x;
+      }
+    } else {
+      const unsigned u = x >> (8 * (o & 3u));
+      if (o >= m) {
+        if (ends.head) {
+          if constexpr (U == 2) *reinterpret_cast<unsigned short*>(a0 + o) = static_cast<unsigned short>(u);
+          else a0[o] = static_cast<unsigned char>(u);
+        }
+      } else if (o + U <= m) {
+        if (ends.tail) {
+          if constexpr (U == 2) *reinterpret_cast<unsigned short*>(a0 + 16 * G + o) = static_cast<unsigned short>(u);
+          else a0[16 * G + o] = static_cast<unsigned char>(u);
+        }
+      } else if constexpr (U == 2) {  // 1-byte elements, m = o + 1: a tail byte, then a head byte
+        if (ends.tail) a0[16 * G + o] = static_cast<unsigned char>(u);
+        if (ends.head) a0[o + 1] = static_cast<unsigned char>(u >> 8);
+      }
+    }
+  }
+}
+
 // --- the same, where every lane of a warp shares one offset -------------------
 // When the groups of lanes in a warp take rows (or output rows) whose starts
 // lie at the same offset from a 16-byte boundary (the spread order below),
@@ -386,6 +459,14 @@ struct SuperCfg {
   // (window16); true, one offset a warp (window_uniform, in the spread
   // order). Realign<C, true> sets it.
   static constexpr bool UNIFORM_REALIGN = false;
+  // The lane-by-lane path's partial words: false, lane 0 of a group stores
+  // both (store16_any); true, every lane of the group a unit (store16_spread).
+  // SpreadEnds<C> sets it.
+  static constexpr bool SPREAD_ENDS = false;
+  // inplace-tiled's pairs: false, both tiles' loads in flight before either
+  // is stashed; true, one tile's registers, the second tile loaded after the
+  // first is stashed (fewer registers, more blocks an SM). SerialPair<C, B>.
+  static constexpr bool SERIAL_PAIR = false;
   static constexpr int TR = TSR * K, TC = TSC * C;  // tile in elements
   static constexpr int PITCH = TSC + 1;             // supers per shared row (odd)
   static constexpr int XA = TSC / K;                // A-blocks per super-row
@@ -424,6 +505,22 @@ constexpr bool can_misalign_v = !C::A_DOWN && !C::B_ACROSS && 32 % C::GA == 0 &&
 template <class C, bool U>
 struct Realign : C {
   static constexpr bool UNIFORM_REALIGN = U;
+};
+
+// A tiling whose lane-by-lane misaligned path stores its partial words
+// spread over the lanes (store16_spread).
+template <class C>
+struct SpreadEnds : C {
+  static_assert(can_spread_v<C::S, C::GB>, "a unit that m splits is 2 bytes at most");
+  static constexpr bool SPREAD_ENDS = true;
+};
+
+// A tiling whose in-place pairs load one tile at a time, at least B blocks
+// an SM.
+template <class C, int B>
+struct SerialPair : C {
+  static constexpr int MINB = B;
+  static constexpr bool SERIAL_PAIR = true;
 };
 
 // The spread order (the misaligned path's, where the tiling allows it): the
@@ -575,6 +672,8 @@ __device__ __forceinline__ void store_tile(const uint4 (*sm)[Cfg::PITCH], unsign
     for (int jj = 0; jj < Cfg::C; ++jj) {
       if constexpr (U)
         store16_uniform<Cfg::S, Cfg::GB, Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj), y % Cfg::GB, ends);
+      else if constexpr (MISALIGNED && Cfg::SPREAD_ENDS)
+        store16_spread<Cfg::S, Cfg::GB, Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj), y % Cfg::GB, ends);
       else if constexpr (MISALIGNED)
         store16_any<Cfg::S, Cfg::GB, Cfg::STREAM>(q + jj * out_pitch, gather<Cfg::S>(s, jj), y % Cfg::GB, ends);
       else

@@ -245,6 +245,7 @@ struct BandArgs {
   u64 nbands = 0;
   unsigned long long* counter = nullptr;  // the bands' counter (Taker): clusters only
   u32 stride = 1;        // elements per band row in shared memory: W, or W + 16 / S for word loads (load_band_words)
+  bool checked = false;  // the permutation's every diagonal through the checked loop (scatter_kernel), for the timing test
 };
 
 // Which rows a band step gathers: step 1 (rotation) or step 3 (permutation).
@@ -473,23 +474,73 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
     if (live && th.count) {
       E* col = d + j;
       const WordLead<E> lead(d, n, j0);
-      for (u32 x0 = th.ti; x0 < diagonals; x0 += U * th.rstep) {
-        E v[U];
-        u32 to[U];
-        bool ok[U];
+      // The thread's element of diagonal x: local row x + tj - (W - 1).
+      const auto element = [&](u32 x) {
+        const u32 r = x + th.tj - (W - 1);
+        return kWords ? s[r * g.stride + lead(th.row0 + r) + th.tj] : s[r * W + th.tj];
+      };
+      // This thread's diagonals in [lo, hi): x = ti mod rstep (a power of two).
+      const auto first = [&](u32 lo) { return lo + ((th.ti - lo) & (th.rstep - 1)); };
+      // Diagonals whose rows may leave the block's (the band's corners):
+      // each element checked.
+      const auto checked = [&](u32 lo, u32 hi, auto unroll) {
+        constexpr int CU = decltype(unroll)::value;
+        for (u32 x0 = first(lo); x0 < hi; x0 += CU * th.rstep) {
+          E v[CU];
+          u32 to[CU];
+          bool ok[CU];
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const u32 x = x0 + u * th.rstep;  // this diagonal; the thread's local row + W - 1 is x + tj
-          ok[u] = x + th.tj >= W - 1 && x + th.tj - (W - 1) < th.count;
-          if (ok[u]) {
-            to[u] = table[x];
-            const u32 r = x + th.tj - (W - 1);
-            v[u] = kWords ? s[r * g.stride + lead(th.row0 + r) + th.tj] : s[r * W + th.tj];
+          for (int u = 0; u < CU; ++u) {
+            const u32 x = x0 + u * th.rstep;
+            ok[u] = x < hi && x + th.tj >= W - 1 && x + th.tj - (W - 1) < th.count;
+            if (ok[u]) {
+              to[u] = table[x];
+              v[u] = element(x);
+            }
           }
-        }
 #pragma unroll
-        for (int u = 0; u < U; ++u)
-          if (ok[u]) col[u64(to[u]) * n] = v[u];
+          for (int u = 0; u < CU; ++u)
+            if (ok[u]) col[u64(to[u]) * n] = v[u];
+        }
+      };
+      // The corners at one diagonal a turn: unrolled, their loop spilled
+      // registers beside the full diagonals' (ptxas, sm_90).
+      constexpr std::integral_constant<int, U> kAll{};
+      constexpr std::integral_constant<int, 1> kCorner{};
+      // Word-loaded bands (1- and 2-byte elements): diagonals W - 1 ..
+      // count - 1 hold a row of the block in every column, so they go with
+      // no check but the range's end, and where a matrix row's bytes fit 32
+      // bits each destination by one multiply-add. Nsight (run 249, u8
+      // 13001x20651) counted 48 warp instructions for every 32 bytes the
+      // checked loop moves: each element's bounds twice, its row's place in
+      // its word, a 64-bit product. (4- to 16-byte elements keep the checked
+      // loop: beside it the full diagonals' loop spilled registers, and they
+      // move 4-16 times the bytes an instruction.)
+      const u64 row_bytes = n * sizeof(E);
+      const u32 full_lo = W - 1, full_hi = th.count > full_lo ? th.count : full_lo;
+      if (!kWords || g.checked || row_bytes >> 32) {
+        checked(0, diagonals, kAll);
+      } else {
+        checked(0, full_lo, kCorner);
+        const u32 rb = u32(row_bytes);
+        unsigned char* colb = reinterpret_cast<unsigned char*>(col);
+        constexpr int FU = U;
+        for (u32 x0 = first(full_lo); x0 < full_hi; x0 += FU * th.rstep) {
+          E v[FU];
+          u32 to[FU];
+#pragma unroll
+          for (int u = 0; u < FU; ++u) {
+            const u32 x = x0 + u * th.rstep;
+            if (x < full_hi) {
+              to[u] = table[x];
+              v[u] = element(x);
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < FU; ++u)
+            if (x0 + u * th.rstep < full_hi) *reinterpret_cast<E*>(colb + u64(to[u]) * rb) = v[u];
+        }
+        checked(full_hi, diagonals, kCorner);
       }
     }
     // The next band's loads overwrite only this block's shared memory, and
@@ -877,6 +928,7 @@ struct Gpu {
   int seg_rotation = -1;  // step 1 by row segments: -1 where the rule takes it, 0 never, 1 wherever it can run (tests)
   bool band_words = true;  // the permutation's 1- and 2-byte bands by word loads (load_band_words); off for the timing test
   bool packed_rows = true;  // the coprime row step writes whole 16-byte words (row_kernel's kPacked); off for the timing test
+  bool checked_scatter = false;  // the permutation's every diagonal checked (BandArgs::checked), for the timing test
 };
 
 Gpu gpu_of_current() {
@@ -901,6 +953,7 @@ Gpu gpu_of_current() {
   if (const char* e = std::getenv("GT_TEST_RECT_SEGMENT_ROTATION"); e && e[0] == '1') g.seg_rotation = 1;
   if (const char* e = std::getenv("GT_TEST_RECT_ELEMENT_LOADS"); e && e[0] == '1') g.band_words = false;
   if (const char* e = std::getenv("GT_TEST_RECT_ELEMENT_ROWS"); e && e[0] == '1') g.packed_rows = false;
+  if (const char* e = std::getenv("GT_TEST_RECT_CHECKED_SCATTER"); e && e[0] == '1') g.checked_scatter = true;
   int optin = 0;
   GT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   g.lone_cap = std::size_t(std::max(0, optin));
@@ -1200,6 +1253,7 @@ void band_step(E* d, const rect::Maps& mp, const Gpu& gpu, cudaStream_t stream, 
   BandArgs g{mp, rect::narrow(mp), u32(bp.width), log2_of(bp.width), u32(bp.part),
              part_inverse(bp.part), (n + bp.width - 1) / std::max<u64>(1, bp.width)};
   g.stride = u32(bp.width + bp.pad);
+  g.checked = gpu.checked_scatter;
   const std::size_t smem = bp.smem;
   const auto on_chip = [&](auto lone, auto clustered, auto... args) {
     if (bp.cluster == 1) {

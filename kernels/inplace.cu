@@ -156,15 +156,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
       stash_tile<Cfg, MISALIGNED>(ra, smA);
       __syncthreads();
       store_tile<Cfg, MISALIGNED>(smA, pa, pitch);
-    } else if constexpr (Cfg::SERIAL_PAIR) {
-      TileRegs<Cfg> r;
-      load_tile<Cfg, MISALIGNED>(r, pa, pitch, limit);
-      stash_tile<Cfg, MISALIGNED>(r, smA);
-      load_tile<Cfg, MISALIGNED>(r, pb, pitch, limit);
-      stash_tile<Cfg, MISALIGNED>(r, smB);
-      __syncthreads();
-      store_tile<Cfg, MISALIGNED>(smA, pb, pitch);
-      store_tile<Cfg, MISALIGNED>(smB, pa, pitch);
     } else {
       TileRegs<Cfg> ra, rb;
       load_tile<Cfg, MISALIGNED>(ra, pa, pitch, limit);
@@ -200,15 +191,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MINB)
       skew_load<Cfg>(smA, pa, pitch, limit);
       __syncthreads();
       skew_store<Cfg>(smA, pa, pitch);
-    } else if constexpr (Cfg::SERIAL_PAIR) {
-      SkewRegs<Cfg> g;
-      skew_fetch<Cfg>(g, pa, pitch, limit);
-      skew_stash<Cfg>(g, smA, pa, pitch, limit);
-      skew_fetch<Cfg>(g, pb, pitch, limit);
-      skew_stash<Cfg>(g, smB, pb, pitch, limit);
-      __syncthreads();
-      skew_store<Cfg>(smA, pb, pitch);
-      skew_store<Cfg>(smB, pa, pitch);
     } else {
       SkewRegs<Cfg> ga, gb;
       skew_fetch<Cfg>(ga, pa, pitch, limit);
@@ -345,7 +327,12 @@ struct InplaceTunings<1> {
   // Run 114 (pairs in blocks): two blocks an SM (122 registers, no spills)
   // against one (146): 32769^2 41.0 -> 62.2%, 12345^2 47.6 -> 68.4%.
   using MisTile = SuperCfg<1, 32, 32, 256, 2, false, false, false>;
-  using Mis = MisTile;
+  // Its partial output words spread over the lanes (super.cuh:
+  // store16_spread). Run 250, % of a copy, same process, lane 0's pieces ->
+  // spread: 32769^2 61.8 -> 67.9, 12345^2 68.0 -> 74.7. The same pairs
+  // loaded one tile at a time (fewer registers) at 2, 3 and 4 blocks an SM:
+  // 62.4, 48.7, 29.2 at 32769^2 (55.7 and 33.3 spread): not kept.
+  using Mis = SpreadEnds<MisTile>;
   // Other tilings of the misaligned path, tried as "-mis-" variants (pairs
   // in blocks). Run 114: the one-block tiling above 41.0 / 47.6%, 128
   // threads at four blocks (spills) 26.8 / 32.3%, 64x64 bytes 45.2 / 45.6%.
@@ -371,7 +358,10 @@ struct InplaceTunings<2> {
   // 53.9 / 63.8%. In the plain order, run 63, 128x128 at 512 threads had
   // beaten 256: 62.3% vs 53.7%.)
   using MisTile = SuperCfg<2, 32, 16, 128, 4, false, false, false>;
-  using Mis = MisTile;
+  // Partial output words spread over the lanes, as for 1-byte elements. Run
+  // 250: 23169^2 70.1 -> 74.4, 12345^2 78.4 -> 83.3; one tile at a time at
+  // 4, 5 and 8 blocks an SM 70.3, 67.4, 51.3 at 23169^2: not kept.
+  using Mis = SpreadEnds<MisTile>;
   using MisAlt = std::tuple<SuperCfg<2, 64, 32, 512, 1, false, false, false>, SuperCfg<2, 64, 32, 256, 2, false, false, false>>;
   using Alt = std::tuple<SuperCfg<2, 64, 32, 256, 1, true, true, false>, SuperCfg<2, 64, 32, 512, 1, false, false, false>,
                          SuperCfg<2, 32, 16, 128, 1, false, false, false>, SuperCfg<2, 128, 64, 1024, 1, false, false, false>>;
@@ -494,44 +484,13 @@ std::vector<Variant> inplace_variants() {
                      "; rows not 16-byte aligned realigned one offset a warp (window_uniform), pairs in blocks of 4x4",
                  false,
                  launch_inplace_cfg<typename Tn::Default, true, Realign<typename Tn::MisTile, true>, 0, kPartialSectorGroup>});
-  // The misaligned tiles' partial words spread over the lanes (super.cuh:
-  // store16_spread).
+  // The misaligned tiles' partial words both stored by a group's lane 0
+  // (store16_any), as before run 250.
   if constexpr (mis && !is_skew_v<typename Tn::Mis>)
-    v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-spread",
+    v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-lane0-ends",
                  inplace_cfg_params<typename Tn::Default>() +
-                     "; rows not 16-byte aligned: partial output words stored a unit a lane, pairs in blocks of 4x4",
-                 false,
-                 launch_inplace_cfg<typename Tn::Default, true, SpreadEnds<typename Tn::MisTile>, 0, kPartialSectorGroup>});
-  // The misaligned pairs one tile at a time, at more blocks an SM.
-  if constexpr (mis && !is_skew_v<typename Tn::Mis>) {
-    using M = typename Tn::MisTile;
-    auto serial = [&](auto b, auto spread) {
-      constexpr int B = decltype(b)::value;
-      using C = std::conditional_t<decltype(spread)::value, SpreadEnds<SerialPair<M, B>>, SerialPair<M, B>>;
-      v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-serial-b" + std::to_string(B) +
-                       (decltype(spread)::value ? "-spread" : ""),
-                   inplace_cfg_params<typename Tn::Default>() + "; rows not 16-byte aligned: a pair's tiles loaded one at a time, " +
-                       std::to_string(B) + " blocks an SM" + (decltype(spread)::value ? ", partial words a unit a lane" : "") +
-                       ", pairs in blocks of 4x4",
-                   false, launch_inplace_cfg<typename Tn::Default, true, C, 0, kPartialSectorGroup>});
-    };
-    constexpr int B0 = M::MINB;
-    serial(std::integral_constant<int, B0>{}, std::false_type{});
-    serial(std::integral_constant<int, B0 + 1>{}, std::false_type{});
-    serial(std::integral_constant<int, B0 + 1>{}, std::true_type{});
-    serial(std::integral_constant<int, 2 * B0>{}, std::false_type{});
-    serial(std::integral_constant<int, 2 * B0>{}, std::true_type{});
-  }
-  // The skew pairs one tile at a time, at one block an SM more.
-  if constexpr (mis && is_skew_v<typename Tn::Mis>) {
-    using M = typename Tn::Mis;
-    constexpr int B = M::MINB + 1;
-    v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-serial-b" + std::to_string(B),
-                 inplace_cfg_params<typename Tn::Default>() +
-                     "; rows not 16-byte aligned: skew pairs, a pair's tiles loaded one at a time, " + std::to_string(B) +
-                     " blocks an SM, pairs in blocks of 4x4",
-                 false, launch_inplace_cfg<typename Tn::Default, true, SerialPair<M, B>, 0, kPartialSectorGroup>});
-  }
+                     "; rows not 16-byte aligned: each output segment's partial words stored by its lane 0, pairs in blocks of 4x4",
+                 false, launch_inplace_cfg<typename Tn::Default, true, typename Tn::MisTile, 0, kPartialSectorGroup>});
   // The super tiles' misaligned path where Mis is a skew tiling.
   if constexpr (mis && is_skew_v<typename Tn::Mis>)
     v.push_back({inplace_cfg_name<typename Tn::Default>() + "-mis-tiles",

@@ -88,8 +88,6 @@ struct SkewCfg {
   static constexpr std::size_t S = S_;
   static constexpr int TR = TR_, TCB = TCB_, THREADS = THREADS_, MINB = MINB_;
   static constexpr bool T2 = T2_;
-  static constexpr bool IS_SKEW = true;
-  static constexpr bool SERIAL_PAIR = false;  // inplace-tiled's pairs one tile at a time (super.cuh: SerialPair)
   static constexpr int TC = TCB / int(S);
   static constexpr int NW = TCB / 16;          // aligned words of a row segment (one more when it is not aligned)
   static constexpr int NO = TR * int(S) / 16;  // aligned words of an output row segment (likewise)
@@ -124,11 +122,10 @@ struct SkewCfg {
                 "T2: 1- or 2-byte elements, warps of whole blocks, the blocks divide evenly among threads");
 };
 
-// A skew tiling, or one derived from it (SerialPair).
-template <class C, class = void>
-struct IsSkew : std::false_type {};
 template <class C>
-struct IsSkew<C, std::void_t<decltype(C::IS_SKEW)>> : std::bool_constant<C::IS_SKEW> {};
+struct IsSkew : std::false_type {};
+template <std::size_t S, int TR, int TCB, int THREADS, int MINB, bool T2>
+struct IsSkew<SkewCfg<S, TR, TCB, THREADS, MINB, T2>> : std::true_type {};
 template <class C>
 constexpr bool is_skew_v = IsSkew<C>::value;
 

@@ -463,10 +463,6 @@ struct SuperCfg {
   // both (store16_any); true, every lane of the group a unit (store16_spread).
   // SpreadEnds<C> sets it.
   static constexpr bool SPREAD_ENDS = false;
-  // inplace-tiled's pairs: false, both tiles' loads in flight before either
-  // is stashed; true, one tile's registers, the second tile loaded after the
-  // first is stashed (fewer registers, more blocks an SM). SerialPair<C, B>.
-  static constexpr bool SERIAL_PAIR = false;
   static constexpr int TR = TSR * K, TC = TSC * C;  // tile in elements
   static constexpr int PITCH = TSC + 1;             // supers per shared row (odd)
   static constexpr int XA = TSC / K;                // A-blocks per super-row
@@ -513,14 +509,6 @@ template <class C>
 struct SpreadEnds : C {
   static_assert(can_spread_v<C::S, C::GB>, "a unit that m splits is 2 bytes at most");
   static constexpr bool SPREAD_ENDS = true;
-};
-
-// A tiling whose in-place pairs load one tile at a time, at least B blocks
-// an SM.
-template <class C, int B>
-struct SerialPair : C {
-  static constexpr int MINB = B;
-  static constexpr bool SERIAL_PAIR = true;
 };
 
 // The spread order (the misaligned path's, where the tiling allows it): the

@@ -524,12 +524,11 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
         checked(0, full_lo, kCorner);
         const u32 rb = u32(row_bytes);
         unsigned char* colb = reinterpret_cast<unsigned char*>(col);
-        constexpr int FU = U;
-        for (u32 x0 = first(full_lo); x0 < full_hi; x0 += FU * th.rstep) {
-          E v[FU];
-          u32 to[FU];
+        for (u32 x0 = first(full_lo); x0 < full_hi; x0 += U * th.rstep) {
+          E v[U];
+          u32 to[U];
 #pragma unroll
-          for (int u = 0; u < FU; ++u) {
+          for (int u = 0; u < U; ++u) {
             const u32 x = x0 + u * th.rstep;
             if (x < full_hi) {
               to[u] = table[x];
@@ -537,7 +536,7 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
             }
           }
 #pragma unroll
-          for (int u = 0; u < FU; ++u)
+          for (int u = 0; u < U; ++u)
             if (x0 + u * th.rstep < full_hi) *reinterpret_cast<E*>(colb + u64(to[u]) * rb) = v[u];
         }
         checked(full_hi, diagonals, kCorner);

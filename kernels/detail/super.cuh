@@ -297,29 +297,19 @@ __device__ __forceinline__ void store16_any(unsigned char* q, const uint4& v, in
 // (SpreadEnds<C> below). store16_any leaves both partial words of a segment
 // to lane 0, whose head and tail pieces (up to four stores each) every warp
 // waits on: run 238 counted them at half of `padded`'s misaligned u8 kernel's
-// instructions. Here lane g stores unit g of lane 0's window, U = 16 / G
-// bytes (at least S) at byte U g of the boundary word: below m it is tail
-// (at a + 16 G), from m on head (at a); a 2-byte unit of 1-byte elements
-// that m splits goes as two bytes. Every lane of the warp must call it (it
-// shuffles before any branch).
-template <std::size_t S, int G>
-constexpr int spread_unit() {
-  return 16 / G > int(S) ? 16 / G : int(S);
-}
-template <std::size_t S, int G>
-constexpr bool can_spread_v = spread_unit<S, G>() == int(S) || spread_unit<S, G>() == 2;
-
+// instructions. Here lane g of the 8 stores bytes 2g and 2g + 1 of lane 0's
+// window (the boundary word): below m they are tail (at a + 16 G), from m on
+// head (at a); a pair of 1-byte elements that m splits goes as two bytes.
+// Every lane of the warp must call it (it shuffles before any branch).
 template <std::size_t S, int G, bool STREAM>
 __device__ __forceinline__ void store16_spread(unsigned char* q, const uint4& v, int g, Ends ends = {}) {
-  static_assert(can_spread_v<S, G>, "a unit that m splits is 2 bytes at most");
-  constexpr int U = spread_unit<S, G>();
-  static_assert(U <= 8 || S == 16, "units of at most 8 bytes");
+  static_assert(S <= 2 && G == 8, "2-byte units: 1- or 2-byte elements, 8 lanes an output row");
   const unsigned m = unsigned(reinterpret_cast<std::uintptr_t>(q) & 15u);
   const uint4 prev = shfl_prev16<G>(v);
   const uint4 w = window16<S>(prev, v, (16u - m) & 15u);  // lane 0's: the segment's head || tail
   // Lane 0's window, word by word, in every lane of its group.
   const int src = int(threadIdx.x) & ~(G - 1) & 31;
-  const unsigned o = unsigned(U * g);  // this lane's unit (none past 16)
+  const unsigned o = unsigned(2 * g);  // this lane's unit
   const unsigned k = (o >> 2) & 3u;
   const unsigned x0 = __shfl_sync(0xffffffffu, w.x, src), x1 = __shfl_sync(0xffffffffu, w.y, src),
                  x2 = __shfl_sync(0xffffffffu, w.z, src), x3 = __shfl_sync(0xffffffffu, w.w, src);
@@ -329,40 +319,15 @@ __device__ __forceinline__ void store16_spread(unsigned char* q, const uint4& v,
   }
   unsigned char* a = q - m;
   if (g != 0) store16<STREAM>(a, w);
-  if (o >= 16u) return;
   unsigned char* a0 = a - 16 * g;  // lane 0's word: the head's
-  if constexpr (U >= 8) {
-    const uint2 u = (k & 2u) ? make_uint2(x2, x3) : make_uint2(x0, x1);
-    if (o >= m) {
-      if (ends.head) *reinterpret_cast<uint2*>(a0 + o) = u;
-    } else if (ends.tail) {
-      *reinterpret_cast<uint2*>(a0 + 16 * G + o) = u;
-    }
-  } else {
-    const unsigned x = (k & 2u) ? ((k & 1u) ? x3 : x2) : ((k & 1u) ? x1 : x0);
-    if constexpr (U == 4) {
-      if (o >= m) {
-        if (ends.head) *reinterpret_cast<unsigned*>(a0 + o) = x;
-      } else if (ends.tail) {
-        *reinterpret_cast<unsigned*>(a0 + 16 * G + o) = x;
-      }
-    } else {
-      const unsigned u = x >> (8 * (o & 3u));
-      if (o >= m) {
-        if (ends.head) {
-          if constexpr (U == 2) *reinterpret_cast<unsigned short*>(a0 + o) = static_cast<unsigned short>(u);
-          else a0[o] = static_cast<unsigned char>(u);
-        }
-      } else if (o + U <= m) {
-        if (ends.tail) {
-          if constexpr (U == 2) *reinterpret_cast<unsigned short*>(a0 + 16 * G + o) = static_cast<unsigned short>(u);
-          else a0[16 * G + o] = static_cast<unsigned char>(u);
-        }
-      } else if constexpr (U == 2) {  // 1-byte elements, m = o + 1: a tail byte, then a head byte
-        if (ends.tail) a0[16 * G + o] = static_cast<unsigned char>(u);
-        if (ends.head) a0[o + 1] = static_cast<unsigned char>(u >> 8);
-      }
-    }
+  const unsigned u = ((k & 2u) ? ((k & 1u) ? x3 : x2) : ((k & 1u) ? x1 : x0)) >> (8 * (o & 3u));
+  if (o >= m) {
+    if (ends.head) *reinterpret_cast<unsigned short*>(a0 + o) = static_cast<unsigned short>(u);
+  } else if (o + 2 <= m) {
+    if (ends.tail) *reinterpret_cast<unsigned short*>(a0 + 16 * G + o) = static_cast<unsigned short>(u);
+  } else {  // 1-byte elements, m = o + 1: a tail byte, then a head byte
+    if (ends.tail) a0[16 * G + o] = static_cast<unsigned char>(u);
+    if (ends.head) a0[o + 1] = static_cast<unsigned char>(u >> 8);
   }
 }
 
@@ -507,7 +472,7 @@ struct Realign : C {
 // spread over the lanes (store16_spread).
 template <class C>
 struct SpreadEnds : C {
-  static_assert(can_spread_v<C::S, C::GB>, "a unit that m splits is 2 bytes at most");
+  static_assert(C::S <= 2 && C::GB == 8, "store16_spread: 1- or 2-byte elements, 8 lanes an output row");
   static constexpr bool SPREAD_ENDS = true;
 };
 

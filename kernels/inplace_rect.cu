@@ -507,18 +507,18 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
       // registers beside the full diagonals' (ptxas, sm_90).
       constexpr std::integral_constant<int, U> kAll{};
       constexpr std::integral_constant<int, 1> kCorner{};
-      // Word-loaded bands (1- and 2-byte elements): diagonals W - 1 ..
-      // count - 1 hold a row of the block in every column, so they go with
-      // no check but the range's end, and where a matrix row's bytes fit 32
-      // bits each destination by one multiply-add. Nsight (run 249, u8
-      // 13001x20651) counted 48 warp instructions for every 32 bytes the
-      // checked loop moves: each element's bounds twice, its row's place in
-      // its word, a 64-bit product. (4- to 16-byte elements keep the checked
-      // loop: beside it the full diagonals' loop spilled registers, and they
-      // move 4-16 times the bytes an instruction.)
+      // Diagonals W - 1 .. count - 1 hold a row of the block in every
+      // column, so they go with no check but the range's end, and where a
+      // matrix row's bytes fit 32 bits each destination by one multiply-add.
+      // Nsight (run 249, u8 13001x20651) counted 48 warp instructions for
+      // every 32 bytes the checked loop moves: each element's bounds twice,
+      // its row's place in its word, a 64-bit product. (Run 250 took this
+      // loop for word-loaded bands only, with a range check inside each
+      // turn: beside it 4- to 16-byte elements spilled registers. In whole
+      // turns none spills, ptxas sm_90.)
       const u64 row_bytes = n * sizeof(E);
       const u32 full_lo = W - 1, full_hi = th.count > full_lo ? th.count : full_lo;
-      if (!kWords || g.checked || row_bytes >> 32) {
+      if (g.checked || row_bytes >> 32) {
         checked(0, diagonals, kAll);
       } else {
         checked(0, full_lo, kCorner);

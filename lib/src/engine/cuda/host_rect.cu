@@ -70,7 +70,7 @@ bool host_rect_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::
     return false;
   }
   auto t0 = std::chrono::steady_clock::now();
-  check(cudaMemcpyAsync(d.p, data, bytes, cudaMemcpyHostToDevice, st.s), "copying the matrix to the GPU");
+  check(cudaMemcpyAsync(d.p, data, bytes, cudaMemcpyDefault, st.s), "copying the matrix to the GPU");
   check(cudaStreamSynchronize(st.s), "copying the matrix to the GPU");
   run.stages.push_back({"h2d", seconds_since(t0), bytes});
   t0 = std::chrono::steady_clock::now();
@@ -80,7 +80,7 @@ bool host_rect_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::
   check(cudaStreamSynchronize(st.s), "transposing the matrix on the GPU (the array is unchanged)");
   run.stages.push_back({"kernel", seconds_since(t0), 2 * bytes});
   t0 = std::chrono::steady_clock::now();
-  check(cudaMemcpyAsync(data, d.p, bytes, cudaMemcpyDeviceToHost, st.s), "copying the transpose back");
+  check(cudaMemcpyAsync(data, d.p, bytes, cudaMemcpyDefault, st.s), "copying the transpose back");
   check(cudaStreamSynchronize(st.s),
         "copying the transpose back (the array may hold part of the transpose and part of the matrix)");
   run.stages.push_back({"d2h", seconds_since(t0), bytes});

@@ -12,6 +12,7 @@
 #include "gtranspose/error.hpp"
 #include "gtranspose/host.hpp"
 #include "support/errors.hpp"
+#include "support/gpu.hpp"
 #include "support/reference.hpp"
 #include "testing.hpp"
 
@@ -91,6 +92,41 @@ TEST(InplaceGeneral, ThroughTheApiWithItsReport) {
   Error e = catch_error([&] { (void)transpose_inplace(m.data(), r, c, 2, o); });
   EXPECT_EQ(e.kind(), ErrorKind::usage);
   EXPECT_TRUE(m == before);
+}
+
+// On the CUDA engine a rectangle the device budget holds goes through the
+// GPU (engine/host_rect.hpp): copied whole, inplace-rect, copied back; one
+// the budget does not hold takes the decomposition on the CPU, saying why.
+TEST(InplaceGeneral, ThroughTheGpuWhereTheDeviceBudgetHoldsIt) {
+  GT_SKIP_WITHOUT_GPU();
+  HostOptions o;
+  o.engine = EngineChoice::cuda;
+  for (std::size_t es : {1, 2, 4, 8, 16}) {
+    const std::uint64_t r = 1001, c = 777;  // gcd 7: the decomposition's shape, not R = kC
+    SCOPED_TRACE("es " + std::to_string(es));
+    test::Bytes m = random_bytes(r * c * es, 11 + es);
+    const test::Bytes orig = m;
+    RunReport rep = transpose_inplace(m.data(), r, c, es, o);
+    ASSERT_TRUE(m == transposed(orig, r, c, es)) << test::first_difference(m.data(), transposed(orig, r, c, es).data(), m.size(), es, r);
+    EXPECT_EQ(rep.engine, "cuda");
+    EXPECT_EQ(rep.kernel, "inplace-rect");
+    ASSERT_EQ(rep.stages.size(), 3u);
+    EXPECT_EQ(rep.stages[0].name, "h2d");
+    EXPECT_EQ(rep.stages[2].name, "d2h");
+    EXPECT_LE(rep.device_mem_peak, rep.device_mem_budget);
+    transpose_inplace(m.data(), c, r, es, o);
+    EXPECT_TRUE(m == orig);
+  }
+  // A device budget below the matrix: the CPU's decomposition, with the reason.
+  o.run.device_mem = 1 << 20;
+  test::Bytes m = random_bytes(1001 * 777 * 4, 3);
+  const test::Bytes orig = m;
+  RunReport rep = transpose_inplace(m.data(), 1001, 777, 4, o);
+  EXPECT_TRUE(m == transposed(orig, 1001, 777, 4));
+  EXPECT_EQ(rep.kernel, "gcd decomposition");
+  bool said = false;
+  for (const auto& n : rep.notes) said = said || n.find("not through the GPU") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 // Step 3 runs two ways: a skew of the columns and a permutation of whole

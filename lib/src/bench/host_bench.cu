@@ -205,11 +205,13 @@ BenchResult run_host_bench(const BenchOptions& opts) {
                   static_cast<unsigned long long>(last.tile_shape.cols), 100 * last.overlap, last.bottleneck.c_str(),
                   last.kernel_gbps);
     row.note = note;
-    // The host API's rectangles: which route ran, and the engine's first note
+    // The host API's rectangles: which route ran, and the engine's notes
     // (through the GPU, or why not).
     if (inplace && (!square || api_engine != EngineChoice::cuda)) {
       row.config = last.engine + " " + last.kernel;
-      row.note = last.notes.empty() ? std::string(last.kernel) : last.notes.front();
+      row.note.clear();
+      for (const std::string& n : last.notes) row.note += (row.note.empty() ? "" : "; ") + n;
+      if (row.note.empty()) row.note = last.kernel;
     }
     res.rows.push_back(row);
   };

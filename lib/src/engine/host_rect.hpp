@@ -4,6 +4,7 @@
 // it whole: one copy to device memory, `inplace-rect` there, one copy back.
 // The host array is written only by the copy back, after the kernel ran.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -27,8 +28,11 @@ std::uint64_t host_rect_device_bytes(std::uint64_t matrix_bytes);
 // {device_mem} (0: the default budget of the device's free memory) does not
 // hold host_rect_device_bytes. Throws gt::Error(cuda) where a copy or the
 // kernel fails after it began; a failure of the copy back says the array
-// may hold part of the transpose.
+// may hold part of the transpose. `cancel` (may be null) is looked at before
+// each stage up to the copy back: raised, it throws gt::Error(cancelled) with
+// the array unchanged; the copy back, once begun, runs to its end.
 bool host_rect_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
-                       std::uint64_t device_mem, HostRectRun& run, std::string* why);
+                       std::uint64_t device_mem, const std::atomic<bool>* cancel, HostRectRun& run,
+                       std::string* why);
 
 }  // namespace gt::cuda

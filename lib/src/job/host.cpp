@@ -247,7 +247,8 @@ RunReport Transposer::transpose(const void* in, void* out, std::uint64_t rows, s
 std::optional<RunReport> device_general_inplace(const HostMatrix& m, const HostOptions& opts, std::string* why) {
   const auto t0 = std::chrono::steady_clock::now();
   cuda::HostRectRun run;
-  if (!cuda::host_rect_inplace(m.data, m.shape.rows, m.shape.cols, m.elem_size, opts.run.device_mem, run, why))
+  if (!cuda::host_rect_inplace(m.data, m.shape.rows, m.shape.cols, m.elem_size, opts.run.device_mem, opts.run.cancel, run,
+                               why))
     return std::nullopt;
   RunReport r;
   r.stages = std::move(run.stages);

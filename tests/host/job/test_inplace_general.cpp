@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtranspose/error.hpp"
@@ -101,21 +102,24 @@ TEST(InplaceGeneral, ThroughTheGpuWhereTheDeviceBudgetHoldsIt) {
   GT_SKIP_WITHOUT_GPU();
   HostOptions o;
   o.engine = EngineChoice::cuda;
-  for (std::size_t es : {1, 2, 4, 8, 16}) {
-    const std::uint64_t r = 1001, c = 777;  // gcd 7: the decomposition's shape, not R = kC
-    SCOPED_TRACE("es " + std::to_string(es));
-    test::Bytes m = random_bytes(r * c * es, 11 + es);
-    const test::Bytes orig = m;
-    RunReport rep = transpose_inplace(m.data(), r, c, es, o);
-    ASSERT_TRUE(m == transposed(orig, r, c, es)) << test::first_difference(m.data(), transposed(orig, r, c, es).data(), m.size(), es, r);
-    EXPECT_EQ(rep.engine, "cuda");
-    EXPECT_EQ(rep.kernel, "inplace-rect");
-    ASSERT_EQ(rep.stages.size(), 3u);
-    EXPECT_EQ(rep.stages[0].name, "h2d");
-    EXPECT_EQ(rep.stages[2].name, "d2h");
-    EXPECT_LE(rep.device_mem_peak, rep.device_mem_budget);
-    transpose_inplace(m.data(), c, r, es, o);
-    EXPECT_TRUE(m == orig);
+  // gcd 7 and gcd 1 (the coprime walk): the decomposition's shapes, not R = kC.
+  for (const auto& [r, c] : {std::pair<std::uint64_t, std::uint64_t>{1001, 777}, {1009, 769}}) {
+    for (std::size_t es : {1, 2, 4, 8, 16}) {
+      SCOPED_TRACE("es " + std::to_string(es) + ", " + std::to_string(r) + "x" + std::to_string(c));
+      test::Bytes m = random_bytes(r * c * es, 11 + es);
+      const test::Bytes orig = m;
+      RunReport rep = transpose_inplace(m.data(), r, c, es, o);
+      const test::Bytes want = transposed(orig, r, c, es);
+      ASSERT_TRUE(m == want) << test::first_difference(m.data(), want.data(), m.size(), es, r);
+      EXPECT_EQ(rep.engine, "cuda");
+      EXPECT_EQ(rep.kernel, "inplace-rect");
+      ASSERT_EQ(rep.stages.size(), 3u);
+      EXPECT_EQ(rep.stages[0].name, "h2d");
+      EXPECT_EQ(rep.stages[2].name, "d2h");
+      EXPECT_LE(rep.device_mem_peak, rep.device_mem_budget);
+      transpose_inplace(m.data(), c, r, es, o);
+      EXPECT_TRUE(m == orig);
+    }
   }
   // A device budget below the matrix: the CPU's decomposition, with the reason.
   o.run.device_mem = 1 << 20;

@@ -25,6 +25,10 @@ void check(cudaError_t e, const std::string& what) {
   throw Error(ErrorKind::cuda, what + ": " + cudaGetErrorString(e));
 }
 
+void check_cancel(const std::atomic<bool>* cancel) {
+  if (cancel && cancel->load()) throw Error(ErrorKind::cancelled, "interrupted: the array is unchanged");
+}
+
 struct DeviceBuffer {
   void* p = nullptr;
   ~DeviceBuffer() {
@@ -43,7 +47,8 @@ struct Stream {
 std::uint64_t host_rect_device_bytes(std::uint64_t matrix_bytes) { return matrix_bytes + kRectScratchCap; }
 
 bool host_rect_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
-                       std::uint64_t device_mem, HostRectRun& run, std::string* why) {
+                       std::uint64_t device_mem, const std::atomic<bool>* cancel, HostRectRun& run,
+                       std::string* why) {
   if (cuda_device_count(why) == 0) return false;
   std::size_t free_b = 0, total_b = 0;
   if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
@@ -69,16 +74,19 @@ bool host_rect_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::
     if (why) *why = "cannot allocate " + format_bytes(bytes) + " of device memory";
     return false;
   }
+  check_cancel(cancel);
   auto t0 = std::chrono::steady_clock::now();
   check(cudaMemcpyAsync(d.p, data, bytes, cudaMemcpyDefault, st.s), "copying the matrix to the GPU");
   check(cudaStreamSynchronize(st.s), "copying the matrix to the GPU");
   run.stages.push_back({"h2d", seconds_since(t0), bytes});
+  check_cancel(cancel);
   t0 = std::chrono::steady_clock::now();
   DeviceOptions o;
   o.stream = reinterpret_cast<std::uintptr_t>(st.s);
   transpose_device_inplace(d.p, rows, cols, elem_size, o);
   check(cudaStreamSynchronize(st.s), "transposing the matrix on the GPU (the array is unchanged)");
   run.stages.push_back({"kernel", seconds_since(t0), 2 * bytes});
+  check_cancel(cancel);
   t0 = std::chrono::steady_clock::now();
   check(cudaMemcpyAsync(data, d.p, bytes, cudaMemcpyDefault, st.s), "copying the transpose back");
   check(cudaStreamSynchronize(st.s),

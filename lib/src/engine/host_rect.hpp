@@ -1,7 +1,9 @@
 // A rectangle in a program's host memory, of a shape the engines' stages do
 // not take (job/host.cpp sends it to the gcd decomposition on the CPU),
 // transposed in place through the GPU instead where the device budget holds
-// it whole: one copy to device memory, `inplace-rect` there, one copy back.
+// it whole: one copy to device memory, `inplace-rect` there, one copy back
+// (a pageable array's copies staged through pinned slots on several threads:
+// host_rect.cu).
 // The host array is written only by the copy back, after the kernel ran.
 #pragma once
 #include <atomic>
@@ -18,6 +20,8 @@ struct HostRectRun {
   std::vector<StageStat> stages;   // "h2d", "kernel", "d2h"
   std::uint64_t device_budget = 0;  // the budget it was held to
   std::uint64_t device_bytes = 0;   // the matrix's copy and inplace-rect's scratch cap
+  int copy_threads = 0;             // threads the copies staged through (0: the driver's copy)
+  std::uint64_t pinned_bytes = 0;   // pinned staging the copies held at most
 };
 
 // The device's share of the run: the matrix and inplace-rect's scratch (at
@@ -31,8 +35,10 @@ std::uint64_t host_rect_device_bytes(std::uint64_t matrix_bytes);
 // may hold part of the transpose. `cancel` (may be null) is looked at before
 // each stage up to the copy back: raised, it throws gt::Error(cancelled) with
 // the array unchanged; the copy back, once begun, runs to its end.
+// `host_mem` (the host budget, 0: default_host_budget()) bounds the pinned
+// staging: as many 8 MiB slots as it holds, up to 8; none, the driver's copy.
 bool host_rect_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
-                       std::uint64_t device_mem, const std::atomic<bool>* cancel, HostRectRun& run,
-                       std::string* why);
+                       std::uint64_t device_mem, std::uint64_t host_mem, const std::atomic<bool>* cancel,
+                       HostRectRun& run, std::string* why);
 
 }  // namespace gt::cuda

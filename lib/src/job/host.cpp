@@ -143,7 +143,7 @@ RunReport general_inplace(const HostMatrix& m, const HostOptions& opts, EngineKi
                                       : ", ") +
                     std::to_string(run.threads) + " threads, columns in bands of " + std::to_string(run.band) + ", " +
                     format_bytes(run.scratch) + " of scratch; not interruptible once begun");
-  if (engine == EngineKind::cuda) r.notes.push_back("the CPU's threads ran it: no GPU step for this shape");
+  if (engine == EngineKind::cuda) r.notes.push_back("the CPU's threads ran it, not the GPU");
   return r;
 }
 
@@ -247,8 +247,8 @@ RunReport Transposer::transpose(const void* in, void* out, std::uint64_t rows, s
 std::optional<RunReport> device_general_inplace(const HostMatrix& m, const HostOptions& opts, std::string* why) {
   const auto t0 = std::chrono::steady_clock::now();
   cuda::HostRectRun run;
-  if (!cuda::host_rect_inplace(m.data, m.shape.rows, m.shape.cols, m.elem_size, opts.run.device_mem, opts.run.cancel, run,
-                               why))
+  if (!cuda::host_rect_inplace(m.data, m.shape.rows, m.shape.cols, m.elem_size, opts.run.device_mem, opts.run.host_mem,
+                               opts.run.cancel, run, why))
     return std::nullopt;
   RunReport r;
   r.stages = std::move(run.stages);
@@ -262,8 +262,14 @@ std::optional<RunReport> device_general_inplace(const HostMatrix& m, const HostO
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.device_mem_budget = run.device_budget;
   r.device_mem_peak = run.device_bytes;
+  r.host_mem_budget = opts.run.host_mem ? opts.run.host_mem : default_host_budget();
+  r.host_buffers = run.pinned_bytes;
+  r.threads = run.copy_threads;
   r.notes.push_back("rectangle in place through the GPU: copied whole to device memory, transposed there by "
-                    "inplace-rect, copied back");
+                    "inplace-rect, copied back" +
+                    (run.copy_threads ? " through " + std::to_string(run.copy_threads) + " threads' pinned slots of " +
+                                            format_bytes(run.pinned_bytes / std::uint64_t(run.copy_threads))
+                                      : std::string(" by the driver's copies")));
   return r;
 }
 

@@ -5,8 +5,11 @@
 // that does not hold it. Bit-exact against the reference transpose.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -119,6 +122,34 @@ TEST(InplaceGeneral, ThroughTheGpuWhereTheDeviceBudgetHoldsIt) {
       EXPECT_LE(rep.device_mem_peak, rep.device_mem_budget);
       transpose_inplace(m.data(), c, r, es, o);
       EXPECT_TRUE(m == orig);
+    }
+  }
+  // A pageable matrix of several 8 MiB pieces (the last one partial) staged
+  // through the threads' pinned slots; the same by the driver's copy (the
+  // measurement switch), and where the host budget holds no slot.
+  {
+    const std::uint64_t r = 2003, c = 1511;  // f32: 12.1 MB, coprime
+    const test::Bytes orig = random_bytes(r * c * 4, 5);
+    const test::Bytes want = transposed(orig, r, c, 4);
+    for (int way = 0; way < 3; ++way) {
+      SCOPED_TRACE("way " + std::to_string(way));
+      HostOptions w = o;
+      if (way == 1) setenv("GT_TEST_HOST_RECT_DRIVER_COPY", "1", 1);
+      if (way == 2) w.run.host_mem = 4 << 20;
+      test::Bytes m = orig;
+      const RunReport rep = transpose_inplace(m.data(), r, c, 4, w);
+      unsetenv("GT_TEST_HOST_RECT_DRIVER_COPY");
+      ASSERT_TRUE(m == want) << test::first_difference(m.data(), want.data(), m.size(), 4, r);
+      EXPECT_EQ(rep.kernel, "inplace-rect");
+      if (way == 0) {
+        const int threads = int(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));  // two pieces
+        EXPECT_EQ(rep.threads, threads);
+        EXPECT_EQ(rep.host_buffers, std::uint64_t(threads) * (8u << 20));
+      } else {
+        EXPECT_EQ(rep.threads, 0);
+        EXPECT_EQ(rep.host_buffers, 0u);
+      }
+      EXPECT_LE(rep.host_buffers, rep.host_mem_budget);
     }
   }
   // A device budget below the matrix: the CPU's decomposition, with the reason.

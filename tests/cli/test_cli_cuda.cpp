@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -162,8 +163,11 @@ TEST(CudaBench, EveryRowRunsAndVerifies) {
 // every row verified.
 TEST(CudaBench, HostInPlaceRectangleBesideTheCpuEngine) {
   GT_SKIP_WITHOUT_GPU();
+  // Small, so through the GPU below kHostRectGpuMinBytes: the child inherits it.
+  setenv("GT_TEST_HOST_RECT_MIN_BYTES", "0", 1);
   const Result r = gtranspose({"--bench-host", "--shape", "301x517", "--dtype", "f32", "--host-modes",
                                "inplace-pinned,inplace-pageable", "--reps", "2", "--json", "-", "-q"});
+  unsetenv("GT_TEST_HOST_RECT_MIN_BYTES");
   ASSERT_EQ(r.exit_code, 0) << why(r);
   const auto j = nlohmann::json::parse(r.out);
   std::vector<std::string> names;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -245,6 +246,15 @@ RunReport Transposer::transpose(const void* in, void* out, std::uint64_t rows, s
 // The same rectangle through the GPU where the device budget holds it
 // whole (engine/host_rect.hpp): nothing, with why, where it does not.
 std::optional<RunReport> device_general_inplace(const HostMatrix& m, const HostOptions& opts, std::string* why) {
+  const std::uint64_t bytes = m.shape.rows * m.shape.cols * m.elem_size;
+  const char* min_env = std::getenv("GT_TEST_HOST_RECT_MIN_BYTES");
+  const std::uint64_t min_bytes = min_env && *min_env ? std::strtoull(min_env, nullptr, 10) : kHostRectGpuMinBytes;
+  if (bytes < min_bytes) {
+    if (why)
+      *why = "the matrix (" + format_bytes(bytes) + ") is under " + format_bytes(min_bytes) +
+             ", where the CPU's decomposition is faster than the copies through the GPU";
+    return std::nullopt;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   cuda::HostRectRun run;
   if (!cuda::host_rect_inplace(m.data, m.shape.rows, m.shape.cols, m.elem_size, opts.run.device_mem, opts.run.host_mem,

@@ -105,6 +105,19 @@ TEST(InplaceGeneral, ThroughTheGpuWhereTheDeviceBudgetHoldsIt) {
   GT_SKIP_WITHOUT_GPU();
   HostOptions o;
   o.engine = EngineChoice::cuda;
+  {
+    // Under kHostRectGpuMinBytes (1 GiB) the CPU's decomposition, saying why.
+    test::Bytes m = random_bytes(1009 * 769 * 4, 9);
+    const test::Bytes orig = m;
+    const RunReport rep = transpose_inplace(m.data(), 1009, 769, 4, o);
+    EXPECT_TRUE(m == transposed(orig, 1009, 769, 4));
+    EXPECT_EQ(rep.kernel, "gcd decomposition");
+    bool said = false;
+    for (const auto& n : rep.notes) said = said || n.find("where the CPU's decomposition is faster") != std::string::npos;
+    EXPECT_TRUE(said);
+  }
+  // The small matrices below through the GPU.
+  setenv("GT_TEST_HOST_RECT_MIN_BYTES", "0", 1);
   // gcd 7 and gcd 1 (the coprime walk): the decomposition's shapes, not R = kC.
   for (const auto& [r, c] : {std::pair<std::uint64_t, std::uint64_t>{1001, 777}, {1009, 769}}) {
     for (std::size_t es : {1, 2, 4, 8, 16}) {
@@ -162,6 +175,7 @@ TEST(InplaceGeneral, ThroughTheGpuWhereTheDeviceBudgetHoldsIt) {
   bool said = false;
   for (const auto& n : rep.notes) said = said || n.find("not through the GPU") != std::string::npos;
   EXPECT_TRUE(said);
+  unsetenv("GT_TEST_HOST_RECT_MIN_BYTES");
 }
 
 // Step 3 runs two ways: a skew of the columns and a permutation of whole

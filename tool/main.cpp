@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
                "--host-mem, --streams) beside pinned H2D and D2H copies measured in the same run");
   app.add_option("--host-modes", host_modes,
                  "--bench-host: runs, comma-separated: pinned, pageable, inplace-pinned, inplace-pageable "
-                 "(default pinned,pageable)");
+                 "(default pinned,pageable; in place on a rectangle: the host API, beside the CPU engine's)");
   app.add_flag("--dry-run,--plan", dry_run,
                "print the plan (input, output, tiles, engine, threads, memory, journal, a time estimate) and run "
                "nothing: no output, temporary file or journal is created (with --json, the plan as JSON)");

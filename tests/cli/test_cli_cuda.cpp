@@ -3,6 +3,10 @@
 // tiles go through the GPU. Skipped with a reason where no GPU exists.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -151,4 +155,31 @@ TEST(CudaBench, EveryRowRunsAndVerifies) {
   check(gtranspose({"--bench", "--engine", "cuda", "--kernel", "padded", "--dtype", "f32", "--random-shapes", "4",
                     "--reps", "3", "--json", "-", "-q"}),
         "random shapes");
+}
+
+// --bench-host in place on a rectangle (neither side a multiple of the
+// other): the host API on the CUDA engine takes it through the GPU (its
+// row's note says so), beside the CPU engine's host API on the same shape;
+// every row verified.
+TEST(CudaBench, HostInPlaceRectangleBesideTheCpuEngine) {
+  GT_SKIP_WITHOUT_GPU();
+  // Small, so through the GPU below kHostRectGpuMinBytes: the child inherits it.
+  setenv("GT_TEST_HOST_RECT_MIN_BYTES", "0", 1);
+  const Result r = gtranspose({"--bench-host", "--shape", "301x517", "--dtype", "f32", "--host-modes",
+                               "inplace-pinned,inplace-pageable", "--reps", "2", "--json", "-", "-q"});
+  unsetenv("GT_TEST_HOST_RECT_MIN_BYTES");
+  ASSERT_EQ(r.exit_code, 0) << why(r);
+  const auto j = nlohmann::json::parse(r.out);
+  std::vector<std::string> names;
+  for (const auto& row : j.at("rows")) {
+    const std::string name = row.at("name");
+    names.push_back(name);
+    EXPECT_EQ(row.at("status"), "ok") << row.dump();
+    EXPECT_TRUE(row.at("verified").get<bool>()) << row.dump();
+    if (name.rfind("host API in-place", 0) == 0) {
+      EXPECT_NE(row.at("note").get<std::string>().find("through the GPU"), std::string::npos) << row.dump();
+    }
+  }
+  for (const char* want : {"host API in-place pinned", "host API in-place pageable", "cpu in-place (host API)"})
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want << " missing: " << r.out;
 }

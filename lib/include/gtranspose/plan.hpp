@@ -147,6 +147,16 @@ constexpr std::uint64_t kStreamingMinBytes = std::uint64_t(4) << 20;
 // --bench-host 83.2%), 4 MiB 90.9%, 64 MiB 57.6%: 4 and 8 MiB trade places
 // between runs, and 8 MiB takes half the tiles.
 constexpr std::uint64_t kCacheStagedTileBytes = std::uint64_t(8) << 20;
+// A host-memory rectangle of the gcd decomposition's shapes goes through the
+// GPU on the CUDA engine (engine/host_rect.hpp: one copy in, inplace-rect,
+// one copy back) only from this size on; below it the CPU's decomposition
+// (inplace/general.cpp) is faster. Run 251 (PERF.md, H100 host, 16 threads,
+// pageable, 13001x20651, GPU route / CPU route in the same process): u8
+// (268 MB) 88.5 / 69.1 ms, f32 (1.07 GB) 125.3 / 164.8, f64 (2.15 GB) 192.3 /
+// 281.3. The GPU route's time fits about 58 ms + 62 ms a GB (allocations,
+// pinned slots, the copies), the CPU's 131-257 ms a GB by element size: even
+// at 0.3-0.84 GB. GT_TEST_HOST_RECT_MIN_BYTES overrides it (tests).
+constexpr std::uint64_t kHostRectGpuMinBytes = std::uint64_t(1) << 30;
 // A team splits a copy only into bands of at least this many bytes: waking a
 // thread costs tens of microseconds, copying 1 MiB about a hundred.
 constexpr std::uint64_t kTeamBandBytes = std::uint64_t(1) << 20;

@@ -21,6 +21,7 @@
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/engine.hpp"
 #include "gtranspose/error.hpp"
+#include "gtranspose/host.hpp"
 #include "gtranspose/inplace_writer.hpp"
 #include "gtranspose/job.hpp"
 #include "gtranspose/memory.hpp"
@@ -137,7 +138,13 @@ BenchResult run_host_bench(const BenchOptions& opts) {
   const std::unique_ptr<InplaceWriter> plain = plain_inplace_writer();
 
   // One timed transpose run: poison, run, verify; the engine's report kept.
-  auto time_runs = [&](const char* name, bool pin_in, bool pin_out, bool inplace) {
+  // A rectangle in place goes through the host API (gt::transpose_inplace),
+  // as a program calls it: R = kC through the engine's stages, any other
+  // shape through the GPU where {device_mem} holds it, else the CPU's gcd
+  // decomposition (the row's note says which). `api_engine` picks the
+  // host API's engine: the CPU engine's row is the reference beside it.
+  auto time_runs = [&](const char* name, bool pin_in, bool pin_out, bool inplace,
+                       EngineChoice api_engine = EngineChoice::cuda) {
     BenchRow row;
     row.name = name;
     row.dtype = dt;
@@ -161,7 +168,12 @@ BenchResult run_host_bench(const BenchOptions& opts) {
       bench::fill_pattern_host(in.p, shape, es, opts.seed + std::uint64_t(rep), 0);
       if (out) bench::poison(out->p, bytes, 0);
       const auto t0 = Clock::now();
-      if (inplace) {
+      if (inplace && (!square || api_engine != EngineChoice::cuda)) {
+        HostOptions ho;
+        ho.engine = api_engine;
+        ho.run = ro;
+        last = transpose_inplace(in.p, shape.rows, shape.cols, es, ho);
+      } else if (inplace) {
         auto m = memory_inplace(HostMatrix{in.p, shape, es, 0, kin});
         last = execute_inplace(*engine, *m, *plain, ro);
       } else {
@@ -193,13 +205,26 @@ BenchResult run_host_bench(const BenchOptions& opts) {
                   static_cast<unsigned long long>(last.tile_shape.cols), 100 * last.overlap, last.bottleneck.c_str(),
                   last.kernel_gbps);
     row.note = note;
+    // The host API's rectangles: which route ran, and the engine's notes
+    // (through the GPU, or why not).
+    if (inplace && (!square || api_engine != EngineChoice::cuda)) {
+      row.config = last.engine + " " + last.kernel;
+      row.note.clear();
+      for (const std::string& n : last.notes) row.note += (row.note.empty() ? "" : "; ") + n;
+      if (row.note.empty()) row.note = last.kernel;
+    }
     res.rows.push_back(row);
   };
 
   if (want("pinned")) time_runs("stream pinned", true, true, false);
   if (want("pageable")) time_runs("stream pageable", false, false, false);
-  if (square && want("inplace-pinned")) time_runs("stream in-place pinned", true, true, true);
-  if (square && want("inplace-pageable")) time_runs("stream in-place pageable", false, false, true);
+  if (want("inplace-pinned")) time_runs(square ? "stream in-place pinned" : "host API in-place pinned", true, true, true);
+  if (want("inplace-pageable"))
+    time_runs(square ? "stream in-place pageable" : "host API in-place pageable", false, false, true);
+  // A rectangle in place: the CPU engine's host API on the same shape and
+  // memory, the route the CUDA engine takes where the GPU cannot hold it.
+  if (!square && (want("inplace-pinned") || want("inplace-pageable")))
+    time_runs("cpu in-place (host API)", false, false, true, EngineChoice::cpu);
   if (link_best.each_way == 0) {
     // No pinned run: measure the link on pinned buffers of its own.
     const std::uint64_t lb = std::min<std::uint64_t>(bytes, std::uint64_t(4) << 30);

@@ -10,10 +10,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "core/team.hpp"
+#include "engine/host_rect.hpp"
 #include "gtranspose/cuda.hpp"
 #include "gtranspose/error.hpp"
 #include "gtranspose/inplace_writer.hpp"
@@ -141,7 +144,7 @@ RunReport general_inplace(const HostMatrix& m, const HostOptions& opts, EngineKi
                                       : ", ") +
                     std::to_string(run.threads) + " threads, columns in bands of " + std::to_string(run.band) + ", " +
                     format_bytes(run.scratch) + " of scratch; not interruptible once begun");
-  if (engine == EngineKind::cuda) r.notes.push_back("the CPU's threads ran it: no GPU step for this shape");
+  if (engine == EngineKind::cuda) r.notes.push_back("the CPU's threads ran it, not the GPU");
   return r;
 }
 
@@ -240,6 +243,46 @@ RunReport Transposer::transpose(const void* in, void* out, std::uint64_t rows, s
   return r;
 }
 
+// The same rectangle through the GPU where the device budget holds it
+// whole (engine/host_rect.hpp): nothing, with why, where it does not.
+std::optional<RunReport> device_general_inplace(const HostMatrix& m, const HostOptions& opts, std::string* why) {
+  const std::uint64_t bytes = m.shape.rows * m.shape.cols * m.elem_size;
+  const char* min_env = std::getenv("GT_TEST_HOST_RECT_MIN_BYTES");
+  const std::uint64_t min_bytes = min_env && *min_env ? std::strtoull(min_env, nullptr, 10) : kHostRectGpuMinBytes;
+  if (bytes < min_bytes) {
+    if (why)
+      *why = "the matrix (" + format_bytes(bytes) + ") is under " + format_bytes(min_bytes) +
+             ", where the CPU's decomposition is faster than the copies through the GPU";
+    return std::nullopt;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  cuda::HostRectRun run;
+  if (!cuda::host_rect_inplace(m.data, m.shape.rows, m.shape.cols, m.elem_size, opts.run.device_mem, opts.run.host_mem,
+                               opts.run.cancel, run, why))
+    return std::nullopt;
+  RunReport r;
+  r.stages = std::move(run.stages);
+  r.engine = "cuda";
+  r.kernel = "inplace-rect";
+  r.mode = "in-place";
+  r.input = r.output = "host memory";
+  r.shape = m.shape;
+  r.elem_size = m.elem_size;
+  r.bytes = m.shape.rows * m.shape.cols * m.elem_size;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.device_mem_budget = run.device_budget;
+  r.device_mem_peak = run.device_bytes;
+  r.host_mem_budget = opts.run.host_mem ? opts.run.host_mem : default_host_budget();
+  r.host_buffers = run.pinned_bytes;
+  r.threads = run.copy_threads;
+  r.notes.push_back("rectangle in place through the GPU: copied whole to device memory, transposed there by "
+                    "inplace-rect, copied back" +
+                    (run.copy_threads ? " through " + std::to_string(run.copy_threads) + " threads' pinned slots of " +
+                                            format_bytes(run.pinned_bytes / std::uint64_t(run.copy_threads))
+                                      : std::string(" by the driver's copies")));
+  return r;
+}
+
 RunReport Transposer::transpose_inplace(void* data, std::uint64_t n, std::size_t elem_size, const HostOptions& opts) {
   return transpose_inplace(data, n, n, elem_size, opts);
 }
@@ -249,7 +292,11 @@ RunReport Transposer::transpose_inplace(void* data, std::uint64_t rows, std::uin
   InPlace a = check_in_place(data, rows, cols, elem_size, opts);
   if (a.general) {
     if (opts.run.cancel && opts.run.cancel->load()) throw Error(ErrorKind::cancelled, "interrupted");
-    RunReport rep = general_inplace(a.m, opts, kind());
+    std::string why;
+    std::optional<RunReport> dev;
+    if (kind() == EngineKind::cuda) dev = device_general_inplace(a.m, opts, &why);
+    RunReport rep = dev ? std::move(*dev) : general_inplace(a.m, opts, kind());
+    if (!dev && kind() == EngineKind::cuda) rep.notes.insert(rep.notes.begin(), "not through the GPU: " + why);
     if (!note_.empty()) rep.notes.insert(rep.notes.begin(), note_);
     return rep;
   }

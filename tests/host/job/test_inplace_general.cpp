@@ -5,13 +5,18 @@
 // that does not hold it. Bit-exact against the reference transpose.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtranspose/error.hpp"
 #include "gtranspose/host.hpp"
 #include "support/errors.hpp"
+#include "support/gpu.hpp"
 #include "support/reference.hpp"
 #include "testing.hpp"
 
@@ -91,6 +96,86 @@ TEST(InplaceGeneral, ThroughTheApiWithItsReport) {
   Error e = catch_error([&] { (void)transpose_inplace(m.data(), r, c, 2, o); });
   EXPECT_EQ(e.kind(), ErrorKind::usage);
   EXPECT_TRUE(m == before);
+}
+
+// On the CUDA engine a rectangle the device budget holds goes through the
+// GPU (engine/host_rect.hpp): copied whole, inplace-rect, copied back; one
+// the budget does not hold takes the decomposition on the CPU, saying why.
+TEST(InplaceGeneral, ThroughTheGpuWhereTheDeviceBudgetHoldsIt) {
+  GT_SKIP_WITHOUT_GPU();
+  HostOptions o;
+  o.engine = EngineChoice::cuda;
+  {
+    // Under kHostRectGpuMinBytes (1 GiB) the CPU's decomposition, saying why.
+    test::Bytes m = random_bytes(1009 * 769 * 4, 9);
+    const test::Bytes orig = m;
+    const RunReport rep = transpose_inplace(m.data(), 1009, 769, 4, o);
+    EXPECT_TRUE(m == transposed(orig, 1009, 769, 4));
+    EXPECT_EQ(rep.kernel, "gcd decomposition");
+    bool said = false;
+    for (const auto& n : rep.notes) said = said || n.find("where the CPU's decomposition is faster") != std::string::npos;
+    EXPECT_TRUE(said);
+  }
+  // The small matrices below through the GPU.
+  setenv("GT_TEST_HOST_RECT_MIN_BYTES", "0", 1);
+  // gcd 7 and gcd 1 (the coprime walk): the decomposition's shapes, not R = kC.
+  for (const auto& [r, c] : {std::pair<std::uint64_t, std::uint64_t>{1001, 777}, {1009, 769}}) {
+    for (std::size_t es : {1, 2, 4, 8, 16}) {
+      SCOPED_TRACE("es " + std::to_string(es) + ", " + std::to_string(r) + "x" + std::to_string(c));
+      test::Bytes m = random_bytes(r * c * es, 11 + es);
+      const test::Bytes orig = m;
+      RunReport rep = transpose_inplace(m.data(), r, c, es, o);
+      const test::Bytes want = transposed(orig, r, c, es);
+      ASSERT_TRUE(m == want) << test::first_difference(m.data(), want.data(), m.size(), es, r);
+      EXPECT_EQ(rep.engine, "cuda");
+      EXPECT_EQ(rep.kernel, "inplace-rect");
+      ASSERT_EQ(rep.stages.size(), 3u);
+      EXPECT_EQ(rep.stages[0].name, "h2d");
+      EXPECT_EQ(rep.stages[2].name, "d2h");
+      EXPECT_LE(rep.device_mem_peak, rep.device_mem_budget);
+      transpose_inplace(m.data(), c, r, es, o);
+      EXPECT_TRUE(m == orig);
+    }
+  }
+  // A pageable matrix of several 8 MiB pieces (the last one partial) staged
+  // through the threads' pinned slots; the same by the driver's copy (the
+  // measurement switch), and where the host budget holds no slot.
+  {
+    const std::uint64_t r = 2003, c = 1511;  // f32: 12.1 MB, coprime
+    const test::Bytes orig = random_bytes(r * c * 4, 5);
+    const test::Bytes want = transposed(orig, r, c, 4);
+    for (int way = 0; way < 3; ++way) {
+      SCOPED_TRACE("way " + std::to_string(way));
+      HostOptions w = o;
+      if (way == 1) setenv("GT_TEST_HOST_RECT_DRIVER_COPY", "1", 1);
+      if (way == 2) w.run.host_mem = 4 << 20;
+      test::Bytes m = orig;
+      const RunReport rep = transpose_inplace(m.data(), r, c, 4, w);
+      unsetenv("GT_TEST_HOST_RECT_DRIVER_COPY");
+      ASSERT_TRUE(m == want) << test::first_difference(m.data(), want.data(), m.size(), 4, r);
+      EXPECT_EQ(rep.kernel, "inplace-rect");
+      if (way == 0) {
+        const int threads = int(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));  // two pieces
+        EXPECT_EQ(rep.threads, threads);
+        EXPECT_EQ(rep.host_buffers, std::uint64_t(threads) * (8u << 20));
+      } else {
+        EXPECT_EQ(rep.threads, 0);
+        EXPECT_EQ(rep.host_buffers, 0u);
+      }
+      EXPECT_LE(rep.host_buffers, rep.host_mem_budget);
+    }
+  }
+  // A device budget below the matrix: the CPU's decomposition, with the reason.
+  o.run.device_mem = 1 << 20;
+  test::Bytes m = random_bytes(1001 * 777 * 4, 3);
+  const test::Bytes orig = m;
+  RunReport rep = transpose_inplace(m.data(), 1001, 777, 4, o);
+  EXPECT_TRUE(m == transposed(orig, 1001, 777, 4));
+  EXPECT_EQ(rep.kernel, "gcd decomposition");
+  bool said = false;
+  for (const auto& n : rep.notes) said = said || n.find("not through the GPU") != std::string::npos;
+  EXPECT_TRUE(said);
+  unsetenv("GT_TEST_HOST_RECT_MIN_BYTES");
 }
 
 // Step 3 runs two ways: a skew of the columns and a permutation of whole

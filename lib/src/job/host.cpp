@@ -14,6 +14,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/team.hpp"
 #include "engine/host_rect.hpp"
@@ -116,6 +117,22 @@ struct InPlace {
   bool general = false;  // a rectangle the engines' stages do not take
 };
 
+// The report of a host-memory rectangle in place, begun at t0.
+RunReport rect_report(const HostMatrix& m, const char* engine, const char* kernel, std::vector<StageStat> stages,
+                      std::chrono::steady_clock::time_point t0) {
+  RunReport r;
+  r.stages = std::move(stages);
+  r.engine = engine;
+  r.kernel = kernel;
+  r.mode = "in-place";
+  r.input = r.output = "host memory";
+  r.shape = m.shape;
+  r.elem_size = m.elem_size;
+  r.bytes = m.shape.rows * m.shape.cols * m.elem_size;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
 // A rectangle of no R = kC shape: the gcd decomposition on the CPU's
 // threads, whichever engine the Transposer has (the data is in host memory
 // and each step moves elements within one row or one column).
@@ -125,17 +142,8 @@ RunReport general_inplace(const HostMatrix& m, const HostOptions& opts, EngineKi
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<StageStat> steps =
       inplace::transpose_general(m.data, m.shape.rows, m.shape.cols, m.elem_size, run, opts.run.stage);
-  RunReport r;
-  r.stages = std::move(steps);
-  r.engine = "cpu";
-  r.kernel = "gcd decomposition";
-  r.mode = "in-place";
-  r.input = r.output = "host memory";
-  r.shape = m.shape;
-  r.elem_size = m.elem_size;
-  r.bytes = m.shape.rows * m.shape.cols * m.elem_size;
+  RunReport r = rect_report(m, "cpu", "gcd decomposition", std::move(steps), t0);
   r.threads = run.threads;
-  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.host_mem_budget = budget;
   r.host_buffers = run.scratch;
   r.notes.push_back("rectangle in place by the gcd decomposition (Catanzaro, Keller and Garland): " +
@@ -260,16 +268,7 @@ std::optional<RunReport> device_general_inplace(const HostMatrix& m, const HostO
   if (!cuda::host_rect_inplace(m.data, m.shape.rows, m.shape.cols, m.elem_size, opts.run.device_mem, opts.run.host_mem,
                                opts.run.cancel, run, why))
     return std::nullopt;
-  RunReport r;
-  r.stages = std::move(run.stages);
-  r.engine = "cuda";
-  r.kernel = "inplace-rect";
-  r.mode = "in-place";
-  r.input = r.output = "host memory";
-  r.shape = m.shape;
-  r.elem_size = m.elem_size;
-  r.bytes = m.shape.rows * m.shape.cols * m.elem_size;
-  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  RunReport r = rect_report(m, "cuda", "inplace-rect", std::move(run.stages), t0);
   r.device_mem_budget = run.device_budget;
   r.device_mem_peak = run.device_bytes;
   r.host_mem_budget = opts.run.host_mem ? opts.run.host_mem : default_host_budget();

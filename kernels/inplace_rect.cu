@@ -524,48 +524,35 @@ __global__ void __launch_bounds__(kThreads, 2) scatter_kernel(E* d, BandArgs g, 
         checked(0, full_lo, kCorner);
         const u32 rb = u32(row_bytes);
         unsigned char* colb = reinterpret_cast<unsigned char*>(col);
-        if constexpr (sizeof(E) == 1) {
-          // Bytes: whole turns of U diagonals unchecked; the rest of the
-          // range, and the far corner, checked (the range check inside each
-          // turn compiled to a branch an element: run 250's Nsight). Run
-          // 251 (H100, % of a copy, same process, checked loop -> this): u8
-          // 13001x20651 step 38.3 -> 49.4, whole 24.4 -> 28.5; 12345x6789
-          // step 38.7 -> 49.2, whole 14.0 -> 15.1. The same loop lost for
-          // 2-byte elements at 20651x13001 (step 46.6 -> 37.9; 13001x20651
-          // 49.4 -> 52.3) and for f32 and f64 at 13001x20651 (61.6 -> 58.3,
-          // 61.1 -> 56.0): not taken there.
-          u32 x0 = first(full_lo);
-          for (const u32 span = (U - 1) * th.rstep; x0 + span < full_hi; x0 += U * th.rstep) {
-            E v[U];
-            u32 to[U];
+        // Bytes (kWhole): whole turns of U diagonals unchecked, the turn that
+        // crosses the range's end and the far corner left to the checked
+        // loop (the range check inside each turn compiled to a branch an
+        // element: run 250's Nsight). Run 251 (H100, % of a copy, same
+        // process, checked loop -> whole turns): u8 13001x20651 step 38.3 ->
+        // 49.4, whole 24.4 -> 28.5; 12345x6789 step 38.7 -> 49.2, whole 14.0
+        // -> 15.1. Whole turns lost for 2-byte elements at 20651x13001 (step
+        // 46.6 -> 37.9; 13001x20651 49.4 -> 52.3) and for f32 and f64 at
+        // 13001x20651 (61.6 -> 58.3, 61.1 -> 56.0): 2-byte elements keep the
+        // check inside the turn.
+        constexpr bool kWhole = sizeof(E) == 1;
+        const u32 span = kWhole ? (U - 1) * th.rstep : 0;
+        u32 x0 = first(full_lo);
+        for (; x0 + span < full_hi; x0 += U * th.rstep) {
+          E v[U];
+          u32 to[U];
 #pragma unroll
-            for (int u = 0; u < U; ++u) {
-              const u32 x = x0 + u * th.rstep;
+          for (int u = 0; u < U; ++u) {
+            const u32 x = x0 + u * th.rstep;
+            if (kWhole || x < full_hi) {
               to[u] = table[x];
               v[u] = element(x);
             }
-#pragma unroll
-            for (int u = 0; u < U; ++u) *reinterpret_cast<E*>(colb + u64(to[u]) * rb) = v[u];
           }
-          checked(x0 < full_hi ? x0 : full_hi, diagonals, kCorner);
-        } else {
-          for (u32 x0 = first(full_lo); x0 < full_hi; x0 += U * th.rstep) {
-            E v[U];
-            u32 to[U];
 #pragma unroll
-            for (int u = 0; u < U; ++u) {
-              const u32 x = x0 + u * th.rstep;
-              if (x < full_hi) {
-                to[u] = table[x];
-                v[u] = element(x);
-              }
-            }
-#pragma unroll
-            for (int u = 0; u < U; ++u)
-              if (x0 + u * th.rstep < full_hi) *reinterpret_cast<E*>(colb + u64(to[u]) * rb) = v[u];
-          }
-          checked(full_hi, diagonals, kCorner);
+          for (int u = 0; u < U; ++u)
+            if (kWhole || x0 + u * th.rstep < full_hi) *reinterpret_cast<E*>(colb + u64(to[u]) * rb) = v[u];
         }
+        checked(kWhole && x0 < full_hi ? x0 : full_hi, diagonals, kCorner);
       }
     }
     // The next band's loads overwrite only this block's shared memory, and

@@ -1629,6 +1629,23 @@ void launch_inplace_rect(const void* in, void*, const Problem& p, cudaStream_t s
 
 }  // namespace
 
+}  // namespace gt::kernels::detail
+
+namespace gt::kernels {
+
+std::uint64_t inplace_rect_device_bytes(std::uint64_t rows, std::uint64_t cols, std::size_t elem_size) {
+  // The decomposition: its scratch, the rotation's halo (at most
+  // kScratchMax) and the row map's inverse (4 bytes a row; the counters'
+  // bytes round into it). The blocked route: its cycles' slots (at most
+  // kScratchMax, within scratch_bytes for any matrix of 64 MiB or more) and
+  // the shape's kept plan (4 bytes a segment, at most 2^24 of them).
+  return detail::scratch_bytes(rows, cols, elem_size) + detail::kScratchMax + 4 * std::max(rows, cols) + 64;
+}
+
+}  // namespace gt::kernels
+
+namespace gt::kernels::detail {
+
 KernelInfo inplace_rect_info() {
   return {"inplace-rect",
           "any shape, in place (packed rows): gcd >= 256, its gcd x gcd blocks by inplace-tiled, then their rows by "

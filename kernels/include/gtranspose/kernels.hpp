@@ -64,6 +64,11 @@ struct Choice {
   const char* chosen_by;
 };
 Choice best_choice(std::size_t elem_size, Kind kind = Kind::transpose);
+// The most device memory `inplace-rect` allocates beside a rows x cols
+// matrix of elem_size-byte elements (scratch and tables; on the blocked
+// route the shape's kept plan): what a caller's device budget must hold
+// beside the matrix.
+std::uint64_t inplace_rect_device_bytes(std::uint64_t rows, std::uint64_t cols, std::size_t elem_size);
 // "copy, copy-col, naive-row, ..." for help texts.
 std::string names(Kind kind);
 std::string names();

@@ -149,6 +149,8 @@ BenchResult run_host_bench(const BenchOptions& opts) {
     row.name = name;
     row.dtype = dt;
     row.shape = shape;
+    // The host API's route: a rectangle, or the CPU engine's reference row.
+    const bool api = inplace && (!square || api_engine != EngineChoice::cuda);
     HostMem in(bytes, pin_in);
     std::unique_ptr<HostMem> out;
     if (!inplace) out = std::make_unique<HostMem>(bytes, pin_out);
@@ -168,7 +170,7 @@ BenchResult run_host_bench(const BenchOptions& opts) {
       bench::fill_pattern_host(in.p, shape, es, opts.seed + std::uint64_t(rep), 0);
       if (out) bench::poison(out->p, bytes, 0);
       const auto t0 = Clock::now();
-      if (inplace && (!square || api_engine != EngineChoice::cuda)) {
+      if (api) {
         HostOptions ho;
         ho.engine = api_engine;
         ho.run = ro;
@@ -205,9 +207,9 @@ BenchResult run_host_bench(const BenchOptions& opts) {
                   static_cast<unsigned long long>(last.tile_shape.cols), 100 * last.overlap, last.bottleneck.c_str(),
                   last.kernel_gbps);
     row.note = note;
-    // The host API's rectangles: which route ran, and the engine's notes
-    // (through the GPU, or why not).
-    if (inplace && (!square || api_engine != EngineChoice::cuda)) {
+    // The host API's rows: which route ran, and the engine's notes (through
+    // the GPU, or why not) in place of the streaming engine's tiles.
+    if (api) {
       row.config = last.engine + " " + last.kernel;
       row.note.clear();
       for (const std::string& n : last.notes) row.note += (row.note.empty() ? "" : "; ") + n;

@@ -264,14 +264,15 @@ std::optional<RunReport> device_general_inplace(const HostMatrix& m, const HostO
     return std::nullopt;
   }
   const auto t0 = std::chrono::steady_clock::now();
+  const std::uint64_t host_budget = opts.run.host_mem ? opts.run.host_mem : default_host_budget();
   cuda::HostRectRun run;
-  if (!cuda::host_rect_inplace(m.data, m.shape.rows, m.shape.cols, m.elem_size, opts.run.device_mem, opts.run.host_mem,
+  if (!cuda::host_rect_inplace(m.data, m.shape.rows, m.shape.cols, m.elem_size, opts.run.device_mem, host_budget,
                                opts.run.cancel, run, why))
     return std::nullopt;
   RunReport r = rect_report(m, "cuda", "inplace-rect", std::move(run.stages), t0);
   r.device_mem_budget = run.device_budget;
   r.device_mem_peak = run.device_bytes;
-  r.host_mem_budget = opts.run.host_mem ? opts.run.host_mem : default_host_budget();
+  r.host_mem_budget = host_budget;
   r.host_buffers = run.pinned_bytes;
   r.threads = run.copy_threads;
   r.notes.push_back("rectangle in place through the GPU: copied whole to device memory, transposed there by "

@@ -3,8 +3,6 @@
 
 namespace gt::cuda {
 
-std::uint64_t host_rect_device_bytes(std::uint64_t matrix_bytes) { return matrix_bytes; }
-
 bool host_rect_inplace(void*, std::uint64_t, std::uint64_t, std::size_t, std::uint64_t, std::uint64_t,
                        const std::atomic<bool>*, HostRectRun&, std::string* why) {
   if (why) *why = "this gtranspose was built without CUDA";

@@ -214,6 +214,14 @@ BenchResult run_host_bench(const BenchOptions& opts) {
       row.note.clear();
       for (const std::string& n : last.notes) row.note += (row.note.empty() ? "" : "; ") + n;
       if (row.note.empty()) row.note = last.kernel;
+      // The last repetition's stages, where a route's fixed costs show.
+      std::string st;
+      for (const StageStat& x : last.stages) {
+        char b[96];
+        std::snprintf(b, sizeof b, "%s%s %.1f ms", st.empty() ? "" : ", ", x.name.c_str(), x.busy_s * 1e3);
+        st += b;
+      }
+      if (!st.empty()) row.note += "; stages: " + st;
     }
     res.rows.push_back(row);
   };

@@ -17,7 +17,7 @@
 namespace gt::cuda {
 
 struct HostRectRun {
-  std::vector<StageStat> stages;   // "h2d", "kernel", "d2h"
+  std::vector<StageStat> stages;   // "allocate", "h2d", "kernel", "d2h"
   std::uint64_t device_budget = 0;  // the budget it was held to
   std::uint64_t device_bytes = 0;   // the matrix's copy and inplace-rect's most (kernels::inplace_rect_device_bytes)
   int copy_threads = 0;             // threads the copies staged through (0: the driver's copy)

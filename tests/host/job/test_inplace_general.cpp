@@ -129,9 +129,11 @@ TEST(InplaceGeneral, ThroughTheGpuWhereTheDeviceBudgetHoldsIt) {
       ASSERT_TRUE(m == want) << test::first_difference(m.data(), want.data(), m.size(), es, r);
       EXPECT_EQ(rep.engine, "cuda");
       EXPECT_EQ(rep.kernel, "inplace-rect");
-      ASSERT_EQ(rep.stages.size(), 3u);
-      EXPECT_EQ(rep.stages[0].name, "h2d");
-      EXPECT_EQ(rep.stages[2].name, "d2h");
+      ASSERT_EQ(rep.stages.size(), 4u);
+      EXPECT_EQ(rep.stages[0].name, "allocate");
+      EXPECT_EQ(rep.stages[1].name, "h2d");
+      EXPECT_EQ(rep.stages[2].name, "kernel");
+      EXPECT_EQ(rep.stages[3].name, "d2h");
       EXPECT_LE(rep.device_mem_peak, rep.device_mem_budget);
       transpose_inplace(m.data(), c, r, es, o);
       EXPECT_TRUE(m == orig);

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "core/team.hpp"
 #include "engine/cuda/cuda_util.cuh"
@@ -54,43 +56,65 @@ bool driver_copy(const void* host) {
   return (e && *e && std::strcmp(e, "0") != 0) || cuda_pointer_kind(host) != PointerKind::unregistered;
 }
 
+// The staging of one run, made once for both directions (run 251: each
+// thread allocating its own slot and stream once a direction was part of
+// about 58 ms of fixed cost): a copy team (core/team.hpp) of `threads`, one
+// pinned allocation carved into a slot of `slot` bytes for each, and a stream
+// each. threads 0: the driver's copy.
+struct Stager {
+  int threads = 0;
+  std::uint64_t slot = 0;
+  std::unique_ptr<CopyTeam> team;
+  PinnedBuffer pinned;
+  std::vector<std::unique_ptr<Stream>> streams;
+  Stager(const void* host, std::uint64_t bytes, int max_threads) {
+    if (max_threads < 1 || driver_copy(host)) return;
+    const std::uint64_t pieces = (bytes + kStageSlot - 1) / kStageSlot;
+    const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
+    const int want = int(std::min<std::uint64_t>(pieces, std::uint64_t(std::min(max_threads, hw))));
+    team = std::make_unique<CopyTeam>(want);
+    threads = team->size();
+    slot = std::min(bytes, kStageSlot);
+    pinned = PinnedBuffer(std::size_t(slot * std::uint64_t(threads)));
+    for (int t = 0; t < threads; ++t) streams.push_back(std::make_unique<Stream>());
+  }
+  std::uint64_t pinned_bytes() const { return slot * std::uint64_t(threads); }
+};
+
 // Moves `bytes` between the program's array and device memory (to_device:
-// host -> dev). Returns the threads it staged through (0: the driver's copy):
-// a copy team (core/team.hpp), each thread a band of the pieces through its
-// own slot and stream.
-int copy_host(void* host, void* dev, std::uint64_t bytes, bool to_device, int max_threads, cudaStream_t st,
-              const char* what) {
-  if (max_threads < 1 || driver_copy(host)) {
+// host -> dev): each band of the team's split takes a slot and its stream and
+// moves its kStageSlot pieces through them; or the driver's copy on `st`.
+void copy_host(Stager& sg, void* host, void* dev, std::uint64_t bytes, bool to_device, cudaStream_t st,
+               const char* what) {
+  if (sg.threads == 0) {
     check(cudaMemcpyAsync(to_device ? dev : host, to_device ? host : dev, bytes, cudaMemcpyDefault, st), what);
     check(cudaStreamSynchronize(st), what);
-    return 0;
+    return;
   }
   const std::uint64_t pieces = (bytes + kStageSlot - 1) / kStageSlot;
-  const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
-  const int threads = int(std::min<std::uint64_t>(pieces, std::uint64_t(std::min(max_threads, hw))));
   int device = 0;
   check(cudaGetDevice(&device), what);
-  CopyTeam team(threads);
-  team.split(pieces, 1, [&](std::uint64_t first, std::uint64_t n) {
+  std::atomic<int> next_slot{0};  // a band a slot: the split makes at most team->size() bands
+  sg.team->split(pieces, 1, [&](std::uint64_t first, std::uint64_t n) {
     check(cudaSetDevice(device), what);
-    PinnedBuffer slot(std::size_t(std::min(bytes, kStageSlot)));
-    Stream s;
+    const int t = next_slot.fetch_add(1);
+    unsigned char* slot = sg.pinned.get() + std::uint64_t(t) * sg.slot;
+    const cudaStream_t s = sg.streams[std::size_t(t)]->get();
     auto* h = static_cast<unsigned char*>(host);
     auto* d = static_cast<unsigned char*>(dev);
     for (std::uint64_t k = first; k < first + n; ++k) {
       const std::uint64_t off = k * kStageSlot, len = std::min(kStageSlot, bytes - off);
       if (to_device) {
-        std::memcpy(slot.get(), h + off, len);
-        check(cudaMemcpyAsync(d + off, slot.get(), len, cudaMemcpyHostToDevice, s.get()), what);
-        check(cudaStreamSynchronize(s.get()), what);
+        std::memcpy(slot, h + off, len);
+        check(cudaMemcpyAsync(d + off, slot, len, cudaMemcpyHostToDevice, s), what);
+        check(cudaStreamSynchronize(s), what);
       } else {
-        check(cudaMemcpyAsync(slot.get(), d + off, len, cudaMemcpyDeviceToHost, s.get()), what);
-        check(cudaStreamSynchronize(s.get()), what);
-        std::memcpy(h + off, slot.get(), len);
+        check(cudaMemcpyAsync(slot, d + off, len, cudaMemcpyDeviceToHost, s), what);
+        check(cudaStreamSynchronize(s), what);
+        std::memcpy(h + off, slot, len);
       }
     }
   });
-  return team.size();
 }
 
 }  // namespace
@@ -115,17 +139,23 @@ bool host_rect_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::
              format_bytes(free_b) + ")";
     return false;
   }
+  // The run's allocations, timed as a stage of their own ("allocate"): the
+  // device's copy of the matrix, the stream, the staging's team and slots.
+  auto t0 = std::chrono::steady_clock::now();
   Stream st;
   DeviceBuffer d;
   if (d.try_allocate(std::size_t(bytes)) != cudaSuccess) {
     if (why) *why = "cannot allocate " + format_bytes(bytes) + " of device memory";
     return false;
   }
-  check_cancel(cancel);
-  auto t0 = std::chrono::steady_clock::now();
   const int max_threads = int(std::min<std::uint64_t>(kStageThreads, host_mem / kStageSlot));
-  run.copy_threads = copy_host(data, d.get(), bytes, true, max_threads, st.get(), "copying the matrix to the GPU");
-  run.pinned_bytes = std::uint64_t(run.copy_threads) * std::min(bytes, kStageSlot);
+  Stager sg(data, bytes, max_threads);
+  run.copy_threads = sg.threads;
+  run.pinned_bytes = sg.pinned_bytes();
+  run.stages.push_back({"allocate", seconds_since(t0), 0});
+  check_cancel(cancel);
+  t0 = std::chrono::steady_clock::now();
+  copy_host(sg, data, d.get(), bytes, true, st.get(), "copying the matrix to the GPU");
   run.stages.push_back({"h2d", seconds_since(t0), bytes});
   check_cancel(cancel);
   t0 = std::chrono::steady_clock::now();
@@ -136,7 +166,7 @@ bool host_rect_inplace(void* data, std::uint64_t rows, std::uint64_t cols, std::
   run.stages.push_back({"kernel", seconds_since(t0), 2 * bytes});
   check_cancel(cancel);
   t0 = std::chrono::steady_clock::now();
-  copy_host(data, d.get(), bytes, false, max_threads, st.get(),
+  copy_host(sg, data, d.get(), bytes, false, st.get(),
             "copying the transpose back (the array may hold part of the transpose and part of the matrix)");
   run.stages.push_back({"d2h", seconds_since(t0), bytes});
   return true;

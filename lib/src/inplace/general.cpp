@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,6 @@
 #include "gtranspose/error.hpp"
 #include "gtranspose/rect_maps.hpp"
 #include "gtranspose/sizes.hpp"
-#include "inplace/permute.hpp"
 #include "inplace/steps.hpp"
 
 namespace gt::inplace {
@@ -37,9 +37,13 @@ inline void prefetch_write(void* p) { __builtin_prefetch(p, 1); }
 // m): new[i][j] = old[(i + s(j)) mod m][j]. Source rows are read in order,
 // each band segment whole, and its elements scattered to the rows of `tmp`
 // (m x w) they belong in; tmp is then written back row by row. `delta` and
-// `off`: scratch of w each.
+// `off`: scratch of w each. With `rows` (step 3's maps), row i is written
+// back from tmp's row P(i), P = rect::permuted_row: a permutation of whole
+// rows moves no element across bands, so each band takes it as it goes back,
+// and the permutation costs no pass of its own.
 template <class E>
-void rotate_band(E* d, u64 m, u64 n, u64 j0, u64 w, const u64* shift, E* tmp, u64* delta, std::int64_t* off) {
+void rotate_band(E* d, u64 m, u64 n, u64 j0, u64 w, const u64* shift, E* tmp, u64* delta, std::int64_t* off,
+                 const Maps* rows = nullptr) {
   // Element jj of source row r belongs in row (r - s_jj) mod m = x0 - delta_jj
   // (mod m), x0 = (r - s_0) mod m, delta_jj = (s_jj - s_0) mod m.
   u64 most = 0;
@@ -79,13 +83,24 @@ void rotate_band(E* d, u64 m, u64 n, u64 j0, u64 w, const u64* shift, E* tmp, u6
     }
     if (++x0 == m) x0 = 0;
   }
+  // Written back in row order; with `rows`, row i from tmp's row P(i), P
+  // stepped once a row. (The same loop with the row map passed in as a
+  // lambda ran u8 13001x20651's step 25% slower on the 2-core VM; this one
+  // runs as fast as the plain write-back.)
+  std::optional<rect::PermIter> it;
+  if (rows) it.emplace(*rows, 0, 1);
   for (u64 i = 0; i < m; ++i) {
     if (i + kPrefetchRows < m) {
       E* p = d + (i + kPrefetchRows) * n + j0;
       prefetch_write(p);
       prefetch_write(p + w - 1);
     }
-    std::memcpy(d + i * n + j0, tmp + i * w, std::size_t(w) * sizeof(E));
+    u64 t = i;
+    if (it) {
+      t = it->value(*rows);
+      it->advance(*rows);
+    }
+    std::memcpy(d + i * n + j0, tmp + t * w, std::size_t(w) * sizeof(E));
   }
 }
 
@@ -124,11 +139,12 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
       }
     });
   };
-  // A column rotation, shift_of(j) the rows column j moves up (below m).
-  auto rotate = [&](auto shift_of) {
+  // A column rotation, shift_of(j) the rows column j moves up (below m),
+  // then (rows) whole rows permuted by step 3's row map.
+  auto rotate = [&](auto shift_of, const Maps* rows) {
     each_band([&](E* tmp, u64 j0, u64 wdt, u64* shift, u64* delta, std::int64_t* off) {
       for (u64 jj = 0; jj < wdt; ++jj) shift[jj] = shift_of(j0 + jj);
-      rotate_band(d, m, n, j0, wdt, shift, tmp, delta, off);
+      rotate_band(d, m, n, j0, wdt, shift, tmp, delta, off, rows);
     });
   };
 
@@ -161,7 +177,7 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
         });
       });
     } else {
-      step("rotate columns", [&] { rotate([&](u64 j) { return j / mp.b; }); });
+      step("rotate columns", [&] { rotate([&](u64 j) { return j / mp.b; }, nullptr); });
     }
   }
 
@@ -180,7 +196,7 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
     });
   });
 
-  if (!run.permute_rows) {
+  if (!run.skew) {
     // Step 3 in one pass: bands of columns gathered down the rows.
     step("shuffle columns", [&] {
       each_band([&](E* tmp, u64 j0, u64 wdt, u64* shift, u64*, std::int64_t*) {
@@ -190,15 +206,13 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
     });
     return stages;
   }
-  // Step 3, new[i][j] = old[(P(i) + j) mod m][j], in two passes: column j up
-  // by j (mod m), then whole rows permuted, new[i] = X[P(i)], each thread
-  // following every cycle of P on its own stripe of columns
-  // (permute::follow_cycles, the rectangles' permutations' too).
-  step("skew columns", [&] { rotate([&](u64 j) { return j % m; }); });
-  step("permute rows", [&] {
-    permute::follow_cycles(data, m, n * S, threads, [&](u64 i) { return rect::permuted_row(mp, i); },
-                           [&](int w) { return reinterpret_cast<unsigned char*>(scratch[std::size_t(w)].get()); });
-  });
+  // Step 3, new[i][j] = old[(P(i) + j) mod m][j], as a skew and a row
+  // permutation in one pass: each band's columns moved up by j (mod m),
+  // X[t][j] = old[(t + j) mod m][j], scattered from the band's segments in
+  // row order into the thread's scratch, then written back as new[i] =
+  // X[P(i)] (rotate_band's `rows`). The permutation was a pass of its own,
+  // whole rows along P's cycles, until the session of 2026-12-08.
+  step("shuffle columns", [&] { rotate([&](u64 j) { return j % m; }, &mp); });
   return stages;
 }
 
@@ -207,8 +221,6 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
 std::uint64_t general_scratch_per_thread(std::uint64_t rows, std::uint64_t cols, std::size_t es, std::uint64_t band) {
   return checked_mul(std::max(cols, checked_mul(rows, band, "in-place scratch")), es, "in-place scratch");
 }
-
-std::uint64_t general_cycle_bytes(std::uint64_t rows) { return 2 * ((rows + 63) / 64) * 8; }
 
 GeneralRun plan_general(std::uint64_t rows, std::uint64_t cols, std::size_t es, int threads, std::uint64_t budget) {
   GeneralRun r;
@@ -226,15 +238,11 @@ GeneralRun plan_general(std::uint64_t rows, std::uint64_t cols, std::size_t es, 
   while (r.band > 1 && general_scratch_per_thread(rows, cols, es, r.band) > budget) r.band /= 2;
   const std::uint64_t per = general_scratch_per_thread(rows, cols, es, r.band);
   r.threads = int(std::max<std::uint64_t>(1, std::min<std::uint64_t>(std::uint64_t(r.threads), budget / per)));
-  // Step 3 as a rotation and a permutation of whole rows where rows are a
-  // cache line or more and the budget holds the cycles' bits beside the
-  // threads' scratch; else gathered down the columns in one pass.
-  const std::uint64_t cycles = general_cycle_bytes(rows);
-  r.permute_rows = cols * es >= 64 && per + cycles <= budget;
-  if (r.permute_rows)
-    r.threads = int(std::max<std::uint64_t>(
-        1, std::min<std::uint64_t>(std::uint64_t(r.threads), (budget - cycles) / per)));
-  r.scratch = per * std::uint64_t(r.threads) + (r.permute_rows ? cycles : 0);
+  // Step 3 as a skew of the columns written back in the row map's order
+  // where rows are a cache line or more; else gathered down the columns.
+  // Both in one pass, through the same scratch.
+  r.skew = cols * es >= 64;
+  r.scratch = per * std::uint64_t(r.threads);
   const std::uint64_t c = std::gcd(rows, cols);
   r.rotated = c > 1;
   // Step 1 down runs of whole rows where a thread's scratch holds the c - 1

@@ -32,15 +32,12 @@ namespace gt::inplace {
 // elements: a row (step 2) or a band of `band` columns (steps 1 and 3).
 std::uint64_t general_scratch_per_thread(std::uint64_t rows, std::uint64_t cols, std::size_t es, std::uint64_t band);
 
-// The bytes of the bits that mark P's cycles (step 3 by whole rows).
-std::uint64_t general_cycle_bytes(std::uint64_t rows);
-
 struct GeneralRun {
   int threads = 1;            // as many as the scratch budget holds, at most `threads` asked
   std::uint64_t band = 1;     // columns a thread moves at once in steps 1 and 3
   std::uint64_t scratch = 0;  // bytes of scratch in all
   bool rotated = false;       // step 1 runs (gcd > 1)
-  bool permute_rows = false;  // step 3 as a rotation and a permutation of whole rows
+  bool skew = false;          // step 3 as a skew of bands of columns written back in the row map's order
   bool stream_rotation = false;  // step 1 down runs of whole rows (else in bands of columns)
 };
 
@@ -55,9 +52,8 @@ using StageHook = std::function<void(const std::string&)>;
 // Transposes the rows x cols row-major matrix at data (no gaps between
 // rows) into cols x rows, in place. Not interruptible: the matrix is only
 // a transpose when all three steps are done. Returns each step's time, in
-// order: "rotate columns" (c > 1), "shuffle rows", then "skew columns" and
-// "permute rows" (run.permute_rows) or "shuffle columns"; each moved the
-// whole matrix.
+// order: "rotate columns" (c > 1), "shuffle rows", "shuffle columns" (by
+// run.skew's bands, or gathered); each moved the whole matrix once.
 std::vector<StageStat> transpose_general(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t es,
                                          const GeneralRun& run, const StageHook& on_stage = {});
 

@@ -148,8 +148,8 @@ RunReport general_inplace(const HostMatrix& m, const HostOptions& opts, EngineKi
   r.host_buffers = run.scratch;
   r.notes.push_back("rectangle in place by the gcd decomposition (Catanzaro, Keller and Garland): " +
                     std::string(run.rotated ? "a column rotation, " : "") + "a row shuffle and a column shuffle" +
-                    (run.permute_rows ? " (a skew of the columns, then whole rows permuted along their cycles), "
-                                      : ", ") +
+                    (run.skew ? " (a skew of bands of columns, each written back in the row map's order), "
+                              : " (gathered down bands of columns), ") +
                     std::to_string(run.threads) + " threads, columns in bands of " + std::to_string(run.band) + ", " +
                     format_bytes(run.scratch) + " of scratch; not interruptible once begun");
   if (engine == EngineKind::cuda) r.notes.push_back("the CPU's threads ran it, not the GPU");

@@ -180,44 +180,48 @@ TEST(InplaceGeneral, ThroughTheGpuWhereTheDeviceBudgetHoldsIt) {
   unsetenv("GT_TEST_HOST_RECT_MIN_BYTES");
 }
 
-// Step 3 runs two ways: a skew of the columns and a permutation of whole
-// rows where the budget holds the cycles' bits beside the scratch and rows
-// are 64 bytes or more, else one gather down bands of columns. Both, forced
-// by the budget, at gcd 1 and gcd > 1, every element size, bit-exact.
+// Step 3 runs two ways: a skew of bands of columns written back in the row
+// map's order (rotate_band's `rows`) where rows are 64 bytes or more, else
+// one gather down bands of columns. Each here at every shape, forced either
+// way, at gcd 1 and gcd > 1, every element size, bands of one column (the
+// least budget) and of a cache line (the skew's scatter down the diagonal),
+// bit-exact.
 //
 // Step 1 (gcd > 1) runs two ways as well: down runs of whole rows where a
 // thread's scratch holds the gcd - 1 rows past its run, else in bands of
 // columns; both must run here.
 TEST(InplaceGeneral, BothColumnRoutesBitExact) {
   const Dims shapes[] = {{97, 89}, {360, 150}, {1031, 257}, {513, 96},  {700, 300},
-                         {64, 1000}, {1000, 64}, {30, 4096}, {320, 480}, {6, 4000}};
-  int streamed = 0, banded = 0;
+                         {64, 1000}, {1000, 64}, {30, 4096}, {320, 480}, {6, 4000}, {1000, 7}, {4, 9}};
+  int streamed = 0, banded = 0, wide_bands = 0;
   for (std::size_t es : {1, 2, 4, 8, 16})
     for (const Dims& d : shapes) {
-      if (d.c * es < 64) continue;
       const std::uint64_t per = inplace::general_scratch_per_thread(d.r, d.c, es, 1);
-      const std::uint64_t cycles = inplace::general_cycle_bytes(d.r);
-      // One thread, a band of one column: per bytes; the rows' route needs the bits too.
-      const inplace::GeneralRun gather = inplace::plan_general(d.r, d.c, es, 1, per);
-      const inplace::GeneralRun rows = inplace::plan_general(d.r, d.c, es, 1, per + cycles);
-      EXPECT_FALSE(gather.permute_rows);
-      EXPECT_TRUE(rows.permute_rows);
-      EXPECT_LE(gather.scratch, per);
-      EXPECT_LE(rows.scratch, per + cycles);
-      for (const inplace::GeneralRun& run : {gather, rows}) {
-        if (run.rotated) ++(run.stream_rotation ? streamed : banded);
-        SCOPED_TRACE(std::to_string(d.r) + "x" + std::to_string(d.c) + " es " + std::to_string(es) +
-                     (run.permute_rows ? " rows" : " gather"));
-        test::Bytes m = random_bytes(d.r * d.c * es, d.r * 31 + d.c + es);
-        const test::Bytes want = transposed(m, d.r, d.c, es);
-        const std::vector<StageStat> st = inplace::transpose_general(m.data(), d.r, d.c, es, run);
-        ASSERT_TRUE(m == want) << test::first_difference(m.data(), want.data(), m.size(), es, d.c);
-        ASSERT_FALSE(st.empty());
-        EXPECT_EQ(st.back().name, run.permute_rows ? "permute rows" : "shuffle columns");
+      for (const std::uint64_t budget : {per, std::uint64_t(1) << 30}) {
+        // One thread: a band of one column at the least budget, else a cache line's.
+        const inplace::GeneralRun planned = inplace::plan_general(d.r, d.c, es, 1, budget);
+        EXPECT_EQ(planned.skew, d.c * es >= 64);
+        EXPECT_LE(planned.scratch, budget);
+        if (planned.band > 1) ++wide_bands;
+        inplace::GeneralRun gather = planned, skew = planned;
+        gather.skew = false;
+        skew.skew = true;
+        for (const inplace::GeneralRun& run : {gather, skew}) {
+          if (run.rotated) ++(run.stream_rotation ? streamed : banded);
+          SCOPED_TRACE(std::to_string(d.r) + "x" + std::to_string(d.c) + " es " + std::to_string(es) + " band " +
+                       std::to_string(run.band) + (run.skew ? " skew" : " gather"));
+          test::Bytes m = random_bytes(d.r * d.c * es, d.r * 31 + d.c + es);
+          const test::Bytes want = transposed(m, d.r, d.c, es);
+          const std::vector<StageStat> st = inplace::transpose_general(m.data(), d.r, d.c, es, run);
+          ASSERT_TRUE(m == want) << test::first_difference(m.data(), want.data(), m.size(), es, d.c);
+          ASSERT_FALSE(st.empty());
+          EXPECT_EQ(st.back().name, "shuffle columns");
+        }
       }
     }
   EXPECT_GT(streamed, 0);
   EXPECT_GT(banded, 0);
+  EXPECT_GT(wide_bands, 0);
 }
 
 // The streamed rotation where each thread's run of rows is shorter than the
@@ -274,7 +278,7 @@ TEST(InplaceGeneral, ReportNamesEachStep) {
   const test::Bytes want = transposed(m, 360, 150, 4);
   const RunReport rep = transpose_inplace(m.data(), 360, 150, 4, o);
   ASSERT_TRUE(m == want);
-  const std::vector<std::string> names = {"rotate columns", "shuffle rows", "skew columns", "permute rows"};
+  const std::vector<std::string> names = {"rotate columns", "shuffle rows", "shuffle columns"};
   EXPECT_EQ(heard, names);
   ASSERT_EQ(rep.stages.size(), names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -282,7 +286,7 @@ TEST(InplaceGeneral, ReportNamesEachStep) {
     EXPECT_EQ(rep.stages[i].bytes, 360u * 150 * 4);
     EXPECT_GE(rep.stages[i].busy_s, 0);
   }
-  EXPECT_NE(rep.notes.back().find("whole rows permuted along their cycles"), std::string::npos) << rep.notes.back();
+  EXPECT_NE(rep.notes.back().find("written back in the row map's order"), std::string::npos) << rep.notes.back();
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 # The GPU check: the one command the team runs on the device machine.
 #
 #   scripts/gpu-check.sh [STEP...]
-#     STEP: build tests sanitize host cpubench bench shapes python engine hostbench files big tune profile
+#     STEP: build tests sanitize host cpubench bench shapes python engine hostbench hostrect files big tune profile
 #     (default: build tests sanitize host cpubench bench shapes python engine hostbench files)
 #
 # build     configure (Release, Ninja) and build everything (gt_device_tests first)
@@ -20,6 +20,10 @@
 # engine    a 2 GiB raw file transposed file to file by --engine cuda and cpu, beside cp + sync
 # hostbench gtranspose --bench-host: 16 GiB f32 host to host (pinned, pageable), device budget 2 GiB,
 #           beside pinned H2D/D2H at once (GT_HOSTBENCH_SHAPE to change the size)
+# hostrect  host-memory rectangles in place: the GPU route's tests (InplaceGeneral.*, CudaBench.Host*),
+#           then --bench-host --host-modes inplace-pageable,inplace-pinned on coprime shapes from 47 MB
+#           to 2 GiB with GT_TEST_HOST_RECT_MIN_BYTES=0 (both routes at every size, the GPU route's
+#           stages in the notes), beside the CPU route: what kHostRectGpuMinBytes is set from
 # files     scripts/bench-files.sh: 8 GiB raw, HDF5 (contiguous, chunked), the h5py loop, in place,
 #           each beside cp + sync (GT_FILES_MIB, GT_FILES_DIR, GT_FILES_REPS)
 # big       once: a square f32 matrix larger than the GPU's memory (GT_BIG_N, default 155000:
@@ -368,6 +372,37 @@ if has_step hostbench; then
     cat "$OUT/hostbench.log"
   else
     record hostbench skipped "no $CLI"
+  fi
+fi
+
+if has_step hostrect; then
+  JOBT=$B/tests/gt_job_tests
+  CLIT=$B/tests/gt_cli_tests
+  if [ -x "$JOBT" ] && [ -x "$CLIT" ] && [ -x "$CLI" ]; then
+    t0=$(date +%s)
+    if "$JOBT" --gtest_filter='InplaceGeneral.*' >"$OUT/hostrect-tests.log" 2>&1 &&
+       "$CLIT" --gtest_filter='CudaBench.Host*' >>"$OUT/hostrect-tests.log" 2>&1; then
+      record hostrect-tests ok "$(grep -c '^\[       OK' "$OUT/hostrect-tests.log") passed in $(secs "$t0") s"
+    else
+      record hostrect-tests FAIL "see hostrect-tests.log"
+      grep -A3 '\[  FAILED  \]' "$OUT/hostrect-tests.log" | head -20
+    fi
+    : >"$OUT/hostrect.log"
+    for spec in u8:13001x20651 f32:13001x20651 f64:13001x20651 u8:6007x10301 f32:6007x10301 f32:3001x5003; do
+      dt=${spec%%:*}
+      shape=${spec#*:}
+      if GT_TEST_HOST_RECT_MIN_BYTES=0 "$CLI" --bench-host --shape "$shape" --dtype "$dt" \
+          --host-modes inplace-pageable,inplace-pinned --reps 5 --warmup 1 --json "$OUT/hostrect-$dt-$shape.json" \
+          >>"$OUT/hostrect.log" 2>&1; then
+        record "hostrect-$dt-$shape" ok "both routes, pageable and pinned: see hostrect.log"
+      else
+        record "hostrect-$dt-$shape" FAIL "see hostrect.log"
+      fi
+    done
+    grep -E '^(host API|cpu in-place)' "$OUT/hostrect.log" | cut -c1-110
+    grep -oE 'stages: .*' "$OUT/hostrect.log"
+  else
+    record hostrect skipped "no $JOBT, $CLIT or $CLI (build everything first)"
   fi
 fi
 

@@ -149,52 +149,55 @@ std::vector<StageStat> run_typed(unsigned char* data, const Maps& mp, const Gene
   };
 
   // Step 1: column j up by j / b. Output row i takes its group q (columns
-  // q b .. q b + b - 1) from row i + q, so where c - 1 rows fit a thread's
-  // scratch the rows stream: each thread takes a run of rows in order,
-  // copying groups up from the rows below, which it has not written yet;
-  // the c - 1 rows past its run (the next run's first, or the matrix's first
-  // past the last row) are saved before any thread writes.
-  if (mp.c > 1) {
-    if (run.stream_rotation) {
-      step("rotate columns", [&] {
-        const u64 halo = mp.c - 1;
-        auto run_of = [&](int w) { return std::pair<u64, u64>{m * u64(w) / u64(threads), m * u64(w + 1) / u64(threads)}; };
-        pool.run(threads, [&](int w) {
-          const u64 end = run_of(w).second;
-          E* saved = scratch[std::size_t(w)].get();
-          for (u64 h = 0; h < halo; ++h) std::memcpy(saved + h * n, d + ((end + h) % m) * n, std::size_t(n) * S);
-        });
-        pool.run(threads, [&](int w) {
-          const auto [begin, end] = run_of(w);
-          const E* saved = scratch[std::size_t(w)].get();
-          for (u64 i = begin; i < end; ++i) {
-            E* row = d + i * n;
-            for (u64 q = 1; q < mp.c; ++q) {
-              const E* from = i + q < end ? d + (i + q) * n : saved + (i + q - end) * n;
-              std::memcpy(row + q * mp.b, from + q * mp.b, std::size_t(mp.b) * S);
-            }
-          }
-        });
-      });
-    } else {
-      step("rotate columns", [&] { rotate([&](u64 j) { return j / mp.b; }, nullptr); });
-    }
-  }
-
+  // q b .. q b + b - 1) from row i + q, so where c rows fit a thread's
+  // scratch (stream_rotation) steps 1 and 2 run as one pass down runs of
+  // whole rows: each thread takes a run in order, builds row i's rotation
+  // in its scratch from the rows below (which it has not written yet) and
+  // shuffles it into row i (step 2). The c - 1 rows past its run (the next
+  // run's first, or the matrix's first past the last row) are saved before
+  // any thread writes. Else step 1 in bands of columns, then step 2.
+  //
   // Step 2: each row copied whole to the thread's scratch (a stream), then
   // gathered back from there in cache (docs/PERF.md: 0.21 -> 0.17 s at f32
   // 13001x20651 against gathering from the row and copying back; the
   // gather's four index streams are shuffle_row's).
-  step("shuffle rows", [&] {
-    pool.run(threads, [&](int w) {
-      E* tmp = scratch[std::size_t(w)].get();
-      for (u64 i = u64(w); i < m; i += u64(threads)) {
-        E* row = d + i * n;
-        std::memcpy(tmp, row, std::size_t(n) * S);
-        shuffle_row(mp, i, tmp, row);
-      }
+  if (mp.c > 1 && run.stream_rotation) {
+    step("rotate and shuffle rows", [&] {
+      const u64 halo = mp.c - 1, b = mp.b;
+      auto run_of = [&](int w) { return std::pair<u64, u64>{m * u64(w) / u64(threads), m * u64(w + 1) / u64(threads)}; };
+      pool.run(threads, [&](int w) {
+        const u64 end = run_of(w).second;
+        E* saved = scratch[std::size_t(w)].get();
+        for (u64 h = 0; h < halo; ++h) std::memcpy(saved + h * n, d + ((end + h) % m) * n, std::size_t(n) * S);
+      });
+      pool.run(threads, [&](int w) {
+        const auto [begin, end] = run_of(w);
+        const E* saved = scratch[std::size_t(w)].get();
+        E* tmp = scratch[std::size_t(w)].get() + halo * n;  // row i rotated
+        for (u64 i = begin; i < end; ++i) {
+          E* row = d + i * n;
+          std::memcpy(tmp, row, std::size_t(b) * S);
+          for (u64 q = 1; q < mp.c; ++q) {
+            const E* from = i + q < end ? d + (i + q) * n : saved + (i + q - end) * n;
+            std::memcpy(tmp + q * b, from + q * b, std::size_t(b) * S);
+          }
+          shuffle_row(mp, i, tmp, row);
+        }
+      });
     });
-  });
+  } else {
+    if (mp.c > 1) step("rotate columns", [&] { rotate([&](u64 j) { return j / mp.b; }, nullptr); });
+    step("shuffle rows", [&] {
+      pool.run(threads, [&](int w) {
+        E* tmp = scratch[std::size_t(w)].get();
+        for (u64 i = u64(w); i < m; i += u64(threads)) {
+          E* row = d + i * n;
+          std::memcpy(tmp, row, std::size_t(n) * S);
+          shuffle_row(mp, i, tmp, row);
+        }
+      });
+    });
+  }
 
   if (!run.skew) {
     // Step 3 in one pass: bands of columns gathered down the rows.
@@ -245,9 +248,10 @@ GeneralRun plan_general(std::uint64_t rows, std::uint64_t cols, std::size_t es, 
   r.scratch = per * std::uint64_t(r.threads);
   const std::uint64_t c = std::gcd(rows, cols);
   r.rotated = c > 1;
-  // Step 1 down runs of whole rows where a thread's scratch holds the c - 1
-  // rows past its run; else in bands of columns.
-  r.stream_rotation = r.rotated && (c - 1) * cols <= per / es && rows >= std::uint64_t(r.threads);
+  // Steps 1 and 2 in one pass down runs of whole rows where a thread's
+  // scratch holds the c - 1 rows past its run and the row it rotates; else
+  // step 1 in bands of columns.
+  r.stream_rotation = r.rotated && c * cols <= per / es && rows >= std::uint64_t(r.threads);
   return r;
 }
 

@@ -38,7 +38,7 @@ struct GeneralRun {
   std::uint64_t scratch = 0;  // bytes of scratch in all
   bool rotated = false;       // step 1 runs (gcd > 1)
   bool skew = false;          // step 3 as a skew of bands of columns written back in the row map's order
-  bool stream_rotation = false;  // step 1 down runs of whole rows (else in bands of columns)
+  bool stream_rotation = false;  // steps 1 and 2 in one pass down runs of whole rows (else step 1 in bands of columns)
 };
 
 // Plans the threads and column band for a scratch budget of `budget` bytes;
@@ -52,7 +52,8 @@ using StageHook = std::function<void(const std::string&)>;
 // Transposes the rows x cols row-major matrix at data (no gaps between
 // rows) into cols x rows, in place. Not interruptible: the matrix is only
 // a transpose when all three steps are done. Returns each step's time, in
-// order: "rotate columns" (c > 1), "shuffle rows", "shuffle columns" (by
+// order: "rotate and shuffle rows" (c > 1 and run.stream_rotation) or
+// "rotate columns" (c > 1) and "shuffle rows", then "shuffle columns" (by
 // run.skew's bands, or gathered); each moved the whole matrix once.
 std::vector<StageStat> transpose_general(void* data, std::uint64_t rows, std::uint64_t cols, std::size_t es,
                                          const GeneralRun& run, const StageHook& on_stage = {});

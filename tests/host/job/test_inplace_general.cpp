@@ -268,25 +268,36 @@ TEST(InplaceGeneral, RandomShapesThereAndBack) {
   }
 }
 
-// The API's report has each step's time, and the stage hook hears of each.
+// The API's report has each step's time, and the stage hook hears of each:
+// gcd 30, so a rotation first, in one pass with the row shuffle where a
+// thread's scratch holds 30 rows (the default budget), else in bands of
+// columns before it (a budget of one column's scratch).
 TEST(InplaceGeneral, ReportNamesEachStep) {
-  HostOptions o;
-  o.engine = EngineChoice::cpu;
-  std::vector<std::string> heard;
-  o.run.stage = [&heard](const std::string& s) { heard.push_back(s); };
-  test::Bytes m = random_bytes(360 * 150 * 4, 3);  // gcd 30: a rotation first
-  const test::Bytes want = transposed(m, 360, 150, 4);
-  const RunReport rep = transpose_inplace(m.data(), 360, 150, 4, o);
-  ASSERT_TRUE(m == want);
-  const std::vector<std::string> names = {"rotate columns", "shuffle rows", "shuffle columns"};
-  EXPECT_EQ(heard, names);
-  ASSERT_EQ(rep.stages.size(), names.size());
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    EXPECT_EQ(rep.stages[i].name, names[i]);
-    EXPECT_EQ(rep.stages[i].bytes, 360u * 150 * 4);
-    EXPECT_GE(rep.stages[i].busy_s, 0);
+  struct Case {
+    std::uint64_t host_mem;
+    std::vector<std::string> names;
+  };
+  const Case cases[] = {{0, {"rotate and shuffle rows", "shuffle columns"}},
+                        {360 * 4, {"rotate columns", "shuffle rows", "shuffle columns"}}};
+  for (const Case& k : cases) {
+    HostOptions o;
+    o.engine = EngineChoice::cpu;
+    o.run.host_mem = k.host_mem;
+    std::vector<std::string> heard;
+    o.run.stage = [&heard](const std::string& s) { heard.push_back(s); };
+    test::Bytes m = random_bytes(360 * 150 * 4, 3);
+    const test::Bytes want = transposed(m, 360, 150, 4);
+    const RunReport rep = transpose_inplace(m.data(), 360, 150, 4, o);
+    ASSERT_TRUE(m == want);
+    EXPECT_EQ(heard, k.names);
+    ASSERT_EQ(rep.stages.size(), k.names.size());
+    for (std::size_t i = 0; i < k.names.size(); ++i) {
+      EXPECT_EQ(rep.stages[i].name, k.names[i]);
+      EXPECT_EQ(rep.stages[i].bytes, 360u * 150 * 4);
+      EXPECT_GE(rep.stages[i].busy_s, 0);
+    }
+    EXPECT_NE(rep.notes.back().find("written back in the row map's order"), std::string::npos) << rep.notes.back();
   }
-  EXPECT_NE(rep.notes.back().find("written back in the row map's order"), std::string::npos) << rep.notes.back();
 }
 
 }  // namespace

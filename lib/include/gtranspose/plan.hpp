@@ -155,7 +155,12 @@ constexpr std::uint64_t kCacheStagedTileBytes = std::uint64_t(8) << 20;
 // (268 MB) 88.5 / 69.1 ms, f32 (1.07 GB) 125.3 / 164.8, f64 (2.15 GB) 192.3 /
 // 281.3. The GPU route's time fits about 58 ms + 62 ms a GB (allocations,
 // pinned slots, the copies), the CPU's 131-257 ms a GB by element size: even
-// at 0.3-0.84 GB. GT_TEST_HOST_RECT_MIN_BYTES overrides it (tests).
+// at 0.3-0.84 GB. Since then the CPU route lost a pass (step 3's permutation
+// in the skew's write-back; steps 1 and 2 together where gcd > 1: 9-20% on
+// the 2-core VM) and the GPU route its per-thread allocations (one staging
+// for both directions): not yet measured on the GPU host, where
+// `gpu-check.sh hostrect` times both at six sizes. GT_TEST_HOST_RECT_MIN_BYTES
+// overrides it (tests).
 constexpr std::uint64_t kHostRectGpuMinBytes = std::uint64_t(1) << 30;
 // A team splits a copy only into bands of at least this many bytes: waking a
 // thread costs tens of microseconds, copying 1 MiB about a hundred.
